@@ -1,0 +1,124 @@
+# precord: a sampling profiler for Linux. Plain make, pkg-config for the libraries.
+# Targets: all check demo bench install uninstall clean deps. See README.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+DESTDIR ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PKGS := libunwind-generic libelf libzstd
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+	-D_GNU_SOURCE -fno-strict-aliasing -pthread -Isrc -Iringbuf -Iunwind $(PKG_CFLAGS) -MMD -MP
+LDLIBS := $(PKG_LIBS) -lpfm -lstdc++ -lpthread -lm
+
+# Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
+DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libzstd-dev check \
+	linux-perf systemd procps
+
+B := build
+PROGS := precord preport precordd
+MAINS := $(addprefix src/,$(addsuffix .c,$(PROGS)))
+LIB_SRCS := $(filter-out $(MAINS),$(sort $(wildcard src/*.c ringbuf/*.c unwind/*.c)))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+TEST_SRCS := $(sort $(wildcard tests/check_*.c))
+TEST_OBJS := $(TEST_SRCS:%.c=$(B)/%.o)
+WORKLOAD_SRCS := $(sort $(wildcard tests/workloads/*.c))
+WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(B)/workloads/%)
+
+all: $(PROGS)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libprecord.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(PROGS): %: $(B)/src/%.o $(B)/libprecord.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The unit-test runner adds every Suite *NAME_suite(void) found in tests/check_*.c.
+$(B)/tests/runner.c: $(TEST_SRCS) tests/gen-runner.sh
+	@mkdir -p $(dir $@)
+	sh tests/gen-runner.sh $(TEST_SRCS) > $@
+
+$(B)/tests/runner.o: $(B)/tests/runner.c
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(B)/tests/check_%.o: tests/check_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(B)/check_runner: $(B)/tests/runner.o $(TEST_OBJS) $(B)/libprecord.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# Workloads profiled by the tests, the demo and the benches; tests/workloads/Makefile.inc
+# says how the ones with special needs (shared library, no frame pointer) are built.
+-include tests/workloads/Makefile.inc
+
+$(B)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -pthread -o $@ $< -lm
+
+test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+check: deps
+	@$(MAKE) --no-print-directory test-bins
+	@sh tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(EXTRA_WORKLOADS)
+	@sh tests/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(EXTRA_WORKLOADS)
+	@sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 755 precord preport $(DESTDIR)$(BINDIR)/
+	install -m 755 precordd $(DESTDIR)$(SBINDIR)/
+	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
+	for m in man/*.5; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man5/ || true; done
+	for m in man/*.8; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
+	if [ -e systemd/precordd.service ]; then \
+		install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/precord; \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/precordd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/precordd.service; \
+		[ -e $(DESTDIR)$(SYSCONFDIR)/precord/precordd.conf ] || \
+			install -m 644 systemd/precordd.conf $(DESTDIR)$(SYSCONFDIR)/precord/precordd.conf; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/precord $(DESTDIR)$(BINDIR)/preport $(DESTDIR)$(SBINDIR)/precordd
+	rm -f $(DESTDIR)$(MANDIR)/man1/precord.1 $(DESTDIR)$(MANDIR)/man1/preport.1
+	rm -f $(DESTDIR)$(MANDIR)/man5/precordd.conf.5 $(DESTDIR)$(MANDIR)/man8/precordd.8
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/precordd.service
+
+clean:
+	rm -rf $(B) $(PROGS)
+
+.PHONY: all check demo bench install uninstall clean deps test-bins
+.DELETE_ON_ERROR:
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

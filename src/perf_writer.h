@@ -1,0 +1,71 @@
+/* Writes perf.data (PERFILE2) as perf 6.1 reads it: header, attrs with their ids, the data
+ * section appended by many threads through one lock, then feature sections at finalize. The
+ * header's data size is rewritten by perf_writer__sync() at a record boundary, so a recorder
+ * killed at any moment leaves a file whose flushed part a reader can recover. */
+#ifndef PRECORD_PERF_WRITER_H
+#define PRECORD_PERF_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <linux/perf_event.h>
+
+struct perf_writer;
+
+struct perf_writer_event {
+	const char *name;                   /* "cpu-clock"; goes into EVENT_DESC */
+	const struct perf_event_attr *attr; /* written with size PERF_FILE_ATTR_SIZE */
+	const uint64_t *ids;                /* kernel ids of this event's fds (PERF_EVENT_IOC_ID) */
+	size_t nr_ids;
+};
+
+struct perf_writer_opts {
+	const struct perf_writer_event *events;
+	size_t nr_events;
+	int argc;            /* CMDLINE feature */
+	char *const *argv;
+	int comp_level;      /* 0: no compression; else the COMPRESSED feature is written */
+	size_t comp_mmap_len;/* COMPRESSED feature's mmap_len: largest decompressed size per record */
+	bool keep_old;       /* rename an existing file to FILE.old (perf's behaviour) */
+};
+
+/* Create path (O_CLOEXEC, 0600 like perf) and write the header and attrs. Returns NULL with
+ * errno set; an existing file is renamed to path.old first when keep_old is set. */
+struct perf_writer *perf_writer__open(const char *path, const struct perf_writer_opts *opts);
+
+/* Append whole records (iov[i] may hold many) atomically with respect to other appenders.
+ * Thread-safe. Returns 0 or -errno (the file then stays as it was before the call: a short
+ * write is rolled back). */
+int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovcnt);
+
+/* Reader-pass bookkeeping for PERF_RECORD_FINISHED_ROUND: reader `slot` (0..nr_slots-1, set by
+ * perf_writer__set_round_slots) tells that a drain pass it began when perf_writer__round()
+ * returned `started` has been appended. Once every slot has completed a pass begun after the
+ * last round marker, a marker is appended. Thread-safe; returns 0 or -errno. */
+int perf_writer__set_round_slots(struct perf_writer *w, unsigned int nr_slots);
+uint64_t perf_writer__round(struct perf_writer *w);
+int perf_writer__pass_done(struct perf_writer *w, unsigned int slot, uint64_t started);
+
+/* Note a sample time for SAMPLE_TIME (first/last); thread-safe, cheap. */
+void perf_writer__note_time(struct perf_writer *w, uint64_t first, uint64_t last);
+/* Record compression totals for the COMPRESSED feature's ratio and the summary. */
+void perf_writer__note_compression(struct perf_writer *w, uint64_t raw, uint64_t compressed);
+/* Register a DSO seen in an MMAP2 record so BUILD_ID can be written at finalize (only ids that
+ * can be read correctly from the file on disk are written). */
+int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel);
+
+/* Bring the header's data size up to date (call at least once a second). Returns 0 or -errno. */
+int perf_writer__sync(struct perf_writer *w);
+
+/* Bytes of data appended so far. */
+uint64_t perf_writer__data_size(const struct perf_writer *w);
+
+/* Write the feature sections and the final header, fsync. The writer stays valid (for
+ * data_size) but accepts no more appends. Returns 0 or -errno. */
+int perf_writer__finalize(struct perf_writer *w);
+
+/* Close (finalizing first if that has not been done), free. NULL is a no-op. */
+void perf_writer__free(struct perf_writer *w);
+
+#endif
