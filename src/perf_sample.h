@@ -1,0 +1,44 @@
+/* A PERF_RECORD_SAMPLE decoded according to its attr's sample_type, and the sample_id trailer of
+ * other records. Pointers point into the record, which must outlive the struct. */
+#ifndef PRECORD_PERF_SAMPLE_H
+#define PRECORD_PERF_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct perf_sample {
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t id;
+	uint32_t cpu;
+	uint64_t period;
+	uint16_t cpumode;           /* misc & PERF_RECORD_MISC_CPUMODE_MASK */
+	uint64_t callchain_nr;      /* 0 when absent */
+	const uint64_t *callchain;  /* callchain_nr entries, PERF_CONTEXT_* markers included */
+	uint64_t regs_abi;          /* 0: no user registers */
+	uint64_t regs_mask;         /* attr.sample_regs_user */
+	const uint64_t *regs;       /* popcount(regs_mask) values, ascending bit order */
+	uint64_t stack_size;        /* bytes copied (0: none) */
+	const uint8_t *stack;
+	uint64_t stack_dyn_size;    /* valid bytes of stack (<= stack_size) */
+	int attr_index;             /* which attr of the file this sample belongs to */
+};
+
+/* Decode a PERF_RECORD_SAMPLE of size rec->size laid out for attr. Every field is bounds-checked
+ * against the record. Returns 0 or -EBADMSG (the struct is then undefined). */
+int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_event_header *rec,
+		       struct perf_sample *ret);
+
+/* Decode the sample_id trailer of a non-sample record (sample_id_all). Fields absent from
+ * sample_type are left zero. Returns 0 or -EBADMSG. */
+int perf_sample__parse_id(const struct perf_event_attr *attr, const struct perf_event_header *rec,
+			  struct perf_sample *ret);
+
+/* Value of perf register reg (PERF_X86_*) in s, or false when it was not sampled. */
+bool perf_sample__reg(const struct perf_sample *s, int reg, uint64_t *ret);
+
+#endif
