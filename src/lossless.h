@@ -1,0 +1,49 @@
+/* --lossless for a record session: the watermark controller fed by the readers' fill reports,
+ * wired to the pauser that stops and resumes the target. Every function accepts NULL (lossless
+ * off) and then does nothing, so the session calls them unconditionally. */
+#ifndef PRECORD_LOSSLESS_H
+#define PRECORD_LOSSLESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct lossless;
+
+struct lossless_opts {
+	size_t nr_rings;
+	unsigned int high_permille, low_permille;
+	pid_t command_pid;      /* a held command to place in a cgroup before it execs; 0: none */
+	const pid_t *pids;      /* -p targets (paused with signals) */
+	size_t nr_pids;
+};
+
+struct lossless_stats {
+	const char *mechanism;  /* "cgroup v2 freezer", "cgroup v1 freezer", "SIGSTOP" */
+	uint64_t pauses;
+	double paused_total, paused_longest; /* seconds */
+	const uint64_t *pauses_by_ring;     /* nr_rings counters: which ring caused each pause */
+	size_t nr_rings;
+};
+
+/* Set up the pauser (and its guardian) for the target. Returns NULL with errno set and, when
+ * useful, a malloc'd reason in *ret_why. */
+struct lossless *lossless__new(const struct lossless_opts *opts, char **ret_why);
+
+/* A reader saw ring's fill level (per mille); pauses or resumes the target as needed.
+ * Thread-safe, lock-free when nothing changes. */
+void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille);
+
+/* A task appeared (fork) or ended; keeps the signal pauser's task list current. */
+void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid);
+
+/* Resume the target for good (end of recording); later fill reports do nothing. */
+void lossless__release(struct lossless *ll);
+
+void lossless__stats(const struct lossless *ll, struct lossless_stats *ret);
+
+/* Release, remove the cgroup, stop the guardian. NULL is a no-op. */
+void lossless__free(struct lossless *ll);
+
+#endif

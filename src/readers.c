@@ -1,0 +1,384 @@
+/* Reader threads. Each pass: note the writer's round, drain each owned ring in slices that fit
+ * the staging buffer (the ring's tail moves as soon as a slice is copied, so the kernel gets its
+ * space back before compression starts), compress and append each slice, then tell the writer
+ * the pass is complete so it can place FINISHED_ROUND markers. Between passes a reader sleeps in
+ * poll() on its rings' fds (woken by the kernel's wakeup watermark) and a stop eventfd. */
+#include "readers.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "compress.h"
+#include "evlist.h"
+#include "perf_writer.h"
+#include "ringbuf.h"
+#include "workqueue.h"
+
+/* One slice: large enough for good compression, small enough to keep the ring moving. */
+#define STAGING_SIZE (1024 * 1024)
+
+struct reader {
+	struct readers *pool;
+	unsigned int slot;
+	size_t *rings;        /* ring indexes owned */
+	size_t nr_rings;
+	struct pollfd *pfds;  /* rings' fds, then the stop eventfd */
+	struct zcomp *zc;
+	uint8_t *staging;
+	size_t staged;
+	uint64_t first_time, last_time;
+	/* per-pass counters, folded into the pool's atomics after each slice */
+	uint64_t records, samples, switches, lost_records, lost_events;
+};
+
+struct readers {
+	struct readers_opts o;
+	struct reader *r;
+	unsigned int nr;
+	int stop_fd;
+	atomic_bool stopping;
+	int time_off;  /* byte offset of the sample time in a SAMPLE record, -1 if absent */
+	_Atomic uint64_t records, samples, switches, lost_records, lost_events, bytes_read,
+		bytes_written, wakeups, discarded;
+	atomic_int error;
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+	unsigned int running;
+};
+
+static int on_record(void *ctx, const struct perf_event_header *h)
+{
+	struct reader *rd = ctx;
+	struct readers *p = rd->pool;
+
+	if (rd->staged + h->size > STAGING_SIZE)
+		return -1; /* slice full: flush, then this record comes again */
+	memcpy(rd->staging + rd->staged, h, h->size);
+	rd->staged += h->size;
+	rd->records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		rd->samples++;
+		if (p->time_off >= 0 && h->size >= p->time_off + 8) {
+			uint64_t t;
+
+			memcpy(&t, (const char *)h + p->time_off, 8);
+			if (!rd->first_time || t < rd->first_time)
+				rd->first_time = t;
+			if (t > rd->last_time)
+				rd->last_time = t;
+		}
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		rd->switches++;
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= 24) {
+			uint64_t n;
+
+			memcpy(&n, (const char *)h + 16, 8);
+			rd->lost_records++;
+			rd->lost_events += n;
+		}
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (p->o.hooks.task && h->size >= 24) {
+			uint32_t v[4]; /* pid, ppid, tid, ptid */
+
+			memcpy(v, h + 1, sizeof(v));
+			p->o.hooks.task(p->o.hooks.ctx, h->type, v[0], v[2]);
+		}
+		break;
+	case PERF_RECORD_MMAP2:
+		/* Executable mappings are candidates for the BUILD_ID feature. */
+		if (h->size > 8 + 64 && !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+			uint32_t prot;
+			const char *name = (const char *)h + 8 + 64;
+
+			memcpy(&prot, (const char *)h + 8 + 56, 4);
+			if ((prot & 4 /* PROT_EXEC */) && name[0] == '/' &&
+			    memchr(name, 0, h->size - 8 - 64))
+				perf_writer__add_dso(p->o.writer, name, false);
+		}
+		break;
+	}
+	return 0;
+}
+
+static void fold_counters(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+
+	atomic_fetch_add_explicit(&p->records, rd->records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->samples, rd->samples, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->switches, rd->switches, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->lost_records, rd->lost_records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->lost_events, rd->lost_events, memory_order_relaxed);
+	rd->records = rd->samples = rd->switches = rd->lost_records = rd->lost_events = 0;
+}
+
+static void set_error(struct readers *p, int err)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong(&p->error, &zero, err);
+}
+
+/* Compress (when asked) and append what is staged. */
+static void flush_staging(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+	struct iovec iov;
+	int err;
+
+	if (!rd->staged)
+		return;
+	atomic_fetch_add_explicit(&p->bytes_read, rd->staged, memory_order_relaxed);
+	iov.iov_base = rd->staging;
+	iov.iov_len = rd->staged;
+	if (rd->zc) {
+		const void *out;
+		ssize_t n = zcomp__compress(rd->zc, rd->staging, rd->staged, &out);
+
+		if (n > 0) {
+			perf_writer__note_compression(p->o.writer, rd->staged, n);
+			iov.iov_base = (void *)out;
+			iov.iov_len = n;
+		}
+		/* On a compressor failure the records go out as they are. */
+	}
+	err = perf_writer__append(p->o.writer, &iov, 1);
+	if (err)
+		set_error(p, err);
+	else
+		atomic_fetch_add_explicit(&p->bytes_written, iov.iov_len, memory_order_relaxed);
+	rd->staged = 0;
+	fold_counters(rd);
+}
+
+/* Drain every owned ring until it is empty; returns true if anything was read. */
+static bool pass(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+	uint64_t started = perf_writer__round(p->o.writer);
+	bool any = false;
+
+	for (size_t i = 0; i < rd->nr_rings; i++) {
+		size_t ri = rd->rings[i];
+		struct ringbuf *rb = evlist__ring(p->o.evlist, ri);
+
+		if (p->o.hooks.fill)
+			p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
+		/* Bounded per ring so a busy ring cannot starve the reader's others. */
+		for (size_t got = 0, budget = 2 * ringbuf__size(rb);;) {
+			size_t before = rd->staged;
+			ssize_t n = ringbuf__drain(rb, on_record, rd, STAGING_SIZE - rd->staged);
+
+			got += rd->staged - before;
+			if (rd->staged > before)
+				any = true;
+			if (n == -EBADMSG)
+				continue; /* resynchronised; the ring counts what it discarded */
+			if (n < 0 || ringbuf__used(rb)) {
+				/* the slice is full or more has arrived: make room, go on */
+				flush_staging(rd);
+				if (got < budget)
+					continue;
+			}
+			break;
+		}
+		if (p->o.hooks.fill)
+			p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
+	}
+	flush_staging(rd);
+	if (rd->first_time)
+		perf_writer__note_time(p->o.writer, rd->first_time, rd->last_time);
+	perf_writer__pass_done(p->o.writer, rd->slot, started);
+	atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
+	return any;
+}
+
+static void reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	struct readers *p = rd->pool;
+
+	if (p->o.realtime) {
+		struct sched_param sp = { .sched_priority = 10 };
+
+		/* Best effort: without CAP_SYS_NICE the readers run at normal priority. */
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
+	while (!atomic_load(&p->stopping)) {
+		pass(rd);
+		if (poll(rd->pfds, rd->nr_rings + 1, p->o.poll_ms) < 0 && errno != EINTR)
+			break;
+	}
+	/* Events are disabled by now: drain what is left, twice in case a record was in flight. */
+	pass(rd);
+	pass(rd);
+	if (p->o.realtime) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	}
+	pthread_mutex_lock(&p->done_lock);
+	p->running--;
+	pthread_cond_broadcast(&p->done_cond);
+	pthread_mutex_unlock(&p->done_lock);
+}
+
+static int sample_time_offset(uint64_t st)
+{
+	int off = 8;
+
+	if (!(st & PERF_SAMPLE_TIME))
+		return -1;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		off += 8;
+	if (st & PERF_SAMPLE_IP)
+		off += 8;
+	if (st & PERF_SAMPLE_TID)
+		off += 8;
+	return off;
+}
+
+void readers__free(struct readers *p)
+{
+	if (!p)
+		return;
+	readers__stop(p);
+	for (unsigned int i = 0; p->r && i < p->nr; i++) {
+		zcomp__free(p->r[i].zc);
+		free(p->r[i].staging);
+		free(p->r[i].rings);
+		free(p->r[i].pfds);
+	}
+	free(p->r);
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	pthread_mutex_destroy(&p->done_lock);
+	pthread_cond_destroy(&p->done_cond);
+	free(p);
+}
+
+struct readers *readers__start(const struct readers_opts *o)
+{
+	size_t nr_rings = evlist__nr_rings(o->evlist);
+	struct readers *p;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->o = *o;
+	if (p->o.poll_ms <= 0)
+		p->o.poll_ms = 100;
+	p->stop_fd = -1;
+	pthread_mutex_init(&p->done_lock, NULL);
+	pthread_cond_init(&p->done_cond, NULL);
+	p->nr = o->nr_readers ? o->nr_readers : nr_rings;
+	if (p->nr > nr_rings)
+		p->nr = nr_rings;
+	p->time_off = sample_time_offset(o->sample_type);
+	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->r = calloc(p->nr, sizeof(*p->r));
+	if (p->stop_fd < 0 || !p->r)
+		goto err;
+	for (unsigned int i = 0; i < p->nr; i++) {
+		struct reader *rd = &p->r[i];
+
+		rd->pool = p;
+		rd->slot = i;
+		rd->rings = calloc(nr_rings / p->nr + 1, sizeof(size_t));
+		rd->pfds = calloc(nr_rings / p->nr + 2, sizeof(struct pollfd));
+		rd->staging = malloc(STAGING_SIZE);
+		if (!rd->rings || !rd->pfds || !rd->staging)
+			goto err;
+		if (o->comp_level > 0 && !(rd->zc = zcomp__new(o->comp_level)))
+			goto err;
+	}
+	for (size_t ri = 0; ri < nr_rings; ri++) {
+		struct reader *rd = &p->r[ri % p->nr];
+
+		rd->pfds[rd->nr_rings] = (struct pollfd){ .fd = evlist__ring_fd(o->evlist, ri),
+							  .events = POLLIN };
+		rd->rings[rd->nr_rings++] = ri;
+	}
+	err = perf_writer__set_round_slots(o->writer, p->nr);
+	if (err) {
+		errno = -err;
+		goto err;
+	}
+	for (unsigned int i = 0; i < p->nr; i++) {
+		struct reader *rd = &p->r[i];
+
+		rd->pfds[rd->nr_rings] = (struct pollfd){ .fd = p->stop_fd, .events = POLLIN };
+		pthread_mutex_lock(&p->done_lock);
+		p->running++;
+		pthread_mutex_unlock(&p->done_lock);
+		err = wq__submit(o->wq, i, reader_main, rd);
+		if (err) {
+			pthread_mutex_lock(&p->done_lock);
+			p->running--;
+			pthread_mutex_unlock(&p->done_lock);
+			errno = -err;
+			goto err;
+		}
+	}
+	return p;
+err:;
+	int saved = errno;
+	readers__free(p);
+	errno = saved;
+	return NULL;
+}
+
+void readers__stats(const struct readers *p, struct readers_stats *s)
+{
+	struct readers *q = (struct readers *)p;
+
+	s->records = atomic_load(&q->records);
+	s->samples = atomic_load(&q->samples);
+	s->switches = atomic_load(&q->switches);
+	s->lost_records = atomic_load(&q->lost_records);
+	s->lost_events = atomic_load(&q->lost_events);
+	s->bytes_read = atomic_load(&q->bytes_read);
+	s->bytes_written = atomic_load(&q->bytes_written);
+	s->wakeups = atomic_load(&q->wakeups);
+	s->ring_discarded = 0;
+	for (size_t i = 0; i < evlist__nr_rings(p->o.evlist); i++)
+		s->ring_discarded += ringbuf__discarded(evlist__ring(p->o.evlist, i));
+	s->error = atomic_load(&q->error);
+}
+
+unsigned int readers__count(const struct readers *p)
+{
+	return p->nr;
+}
+
+int readers__stop(struct readers *p)
+{
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&p->stopping, true) && p->stop_fd >= 0) {
+		if (write(p->stop_fd, &one, sizeof(one)) < 0) {
+			/* the eventfd cannot overflow here; poll_ms bounds the wait anyway */
+		}
+	}
+	pthread_mutex_lock(&p->done_lock);
+	while (p->running)
+		pthread_cond_wait(&p->done_cond, &p->done_lock);
+	pthread_mutex_unlock(&p->done_lock);
+	return atomic_load(&p->error);
+}

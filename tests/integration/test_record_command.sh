@@ -1,0 +1,45 @@
+# precord on a command built with -fomit-frame-pointer that spends its time in a shared library
+# and in the main binary: perf reads the file (compressed and not) with nothing on stderr, and
+# the top user-space symbols match perf record's own recording within 3 percentage points.
+. "$(dirname "$0")/lib.sh"
+
+perf record -q -e cpu-clock -F 4000 --call-graph dwarf -o perf-ref.data -- "$W/hotlib" 1.5 >/dev/null 2>&1 ||
+	fail "perf record failed"
+
+for mode in compressed plain; do
+	extra=""
+	[ $mode = plain ] && extra="--no-compress"
+	precord -q $extra -o ours.data -- "$W/hotlib" 1.5 > out.txt 2> err.txt || { cat err.txt; fail "precord exit $?"; }
+	[ -s out.txt ] || fail "the command's output was lost"
+	perf_clean ours.data
+	perf report -i ours.data --stats > stats.txt 2> stats.err || fail "perf report --stats failed"
+	[ ! -s stats.err ] || { cat stats.err; fail "perf report --stats wrote to stderr ($mode)"; }
+	perf script -i ours.data > script.txt 2> script.err || fail "perf script failed"
+	[ ! -s script.err ] || { head script.err; fail "perf script wrote to stderr ($mode)"; }
+	perf report -i ours.data --header-only > hdr.txt 2> hdr.err || fail "perf report --header-only failed"
+	[ ! -s hdr.err ] || { cat hdr.err; fail "perf report --header-only wrote to stderr ($mode)"; }
+	grep -q "cmdline : .*precord" hdr.txt || fail "CMDLINE feature missing ($mode)"
+	grep -q "event : name = cpu-clock" hdr.txt || fail "EVENT_DESC feature missing ($mode)"
+	if [ $mode = compressed ]; then
+		grep -q "COMPRESSED" stats.txt || grep -q "compressed" hdr.txt || fail "no compressed records in compressed mode"
+	fi
+
+	samples=$(stat_count ours.data SAMPLE)
+	assert_ge "$samples" 3000 "samples in 1.5 s at 4000 Hz ($mode)"
+	lost=$(stat_count ours.data LOST)
+	assert_eq "$lost" 0 "LOST records ($mode)"
+
+	for sym in hot_lib_work hot_main_work; do
+		ours=$(sym_pct ours.data $sym)
+		ref=$(sym_pct perf-ref.data $sym)
+		echo "$mode $sym: precord $ours% perf $ref%"
+		close_to "$ours" "$ref" 3 || fail "$sym: precord $ours% vs perf $ref% ($mode)"
+		close_to "$ours" 0 5 && fail "$sym barely present ($ours%)"
+	done
+	# the DWARF stacks unwind through the library back to main
+	perf report -i ours.data --stdio --children --sort sym -q 2>/dev/null > children.txt
+	main_children=$(awk '$NF == "main" { gsub("%", "", $1); print $1; exit }' children.txt)
+	[ -n "$main_children" ] || fail "main not found in children view ($mode)"
+	close_to "$main_children" 90 10 || fail "main's children share $main_children% < 80: stacks do not unwind ($mode)"
+done
+echo "ok"

@@ -1,0 +1,23 @@
+# SIGINT in the middle of a run stops the recording cleanly: the command is ended, the file is
+# finalized and complete, the summary is printed, and precord reports the command's status.
+. "$(dirname "$0")/lib.sh"
+
+precord -o ours.data -- "$W/hotlib" 30 > out.txt 2> rec.err &
+rec=$!
+sleep 1.2
+kill -INT $rec
+t0=$(date +%s)
+set +e
+wait $rec
+rc=$?
+set -e
+[ $(( $(date +%s) - t0 )) -le 5 ] || fail "precord took too long to stop"
+cat rec.err
+grep -q "samples" rec.err || fail "no summary after SIGINT"
+# the command got SIGTERM from precord (perf's behaviour): 128 + 15
+assert_eq "$rc" 143 "exit status after SIGINT (command terminated)"
+perf_clean ours.data
+samples=$(stat_count ours.data SAMPLE)
+assert_ge "$samples" 1000 "samples before SIGINT"
+perf report -i ours.data --header-only 2>&1 | grep -q "data size" || fail "header unreadable"
+echo ok
