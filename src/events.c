@@ -557,6 +557,26 @@ static void suggest_offer(struct suggest_ctx *c, const char *cand)
 		c->count++;
 }
 
+/* libpfm lists perf's aliases in capitals ("L1-DCACHE-LOAD-MISSES"); offer them as perf spells
+ * them ("L1-dcache-load-misses"), which both perf and event__parse accept. */
+static void perf_spelling(const char *upper, char *buf, size_t len)
+{
+	static const char *const prefixes[] = { "L1-", "LLC-", "dTLB-", "iTLB-" };
+	size_t i;
+
+	for (i = 0; upper[i] && i + 1 < len; i++)
+		buf[i] = tolower((unsigned char)upper[i]);
+	buf[i] = '\0';
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		size_t plen = strlen(prefixes[i]);
+
+		if (!strncasecmp(buf, prefixes[i], plen)) {
+			memcpy(buf, prefixes[i], plen);
+			break;
+		}
+	}
+}
+
 static void suggest_from_pfm(struct suggest_ctx *c)
 {
 	pfm_pmu_t pmu;
@@ -580,8 +600,16 @@ static void suggest_from_pfm(struct suggest_ctx *c)
 			einfo.size = sizeof(einfo);
 			if (pfm_get_event_info(i, PFM_OS_PERF_EVENT_EXT, &einfo) != PFM_SUCCESS)
 				continue;
-			if (einfo.name)
+			if (!einfo.name)
+				continue;
+			if (pmu == PFM_PMU_PERF_EVENT && strchr(einfo.name, '-')) {
+				char alias[64];
+
+				perf_spelling(einfo.name, alias, sizeof(alias));
+				suggest_offer(c, alias);
+			} else {
 				suggest_offer(c, einfo.name);
+			}
 		}
 	}
 }
@@ -781,13 +809,13 @@ const char *event__explain_open_error(const struct evdesc *ev, int err, char *bu
 				 name);
 		} else if (err == ENODEV && !hw) {
 			snprintf(buf, len,
-				 "event '%s': no such device (%s); is the CPU offline or out of range?",
-				 name, strerror(err));
+				 "event '%s': no such device; is the CPU offline or out of range?",
+				 name);
 		} else {
 			snprintf(buf, len,
-				 "event '%s' is not supported by this %s (%s); "
+				 "event '%s' is not supported by this %s; "
 				 "run 'perf list' for what is available",
-				 name, hw ? "CPU's PMU" : "kernel", strerror(err));
+				 name, hw ? "CPU's PMU" : "kernel");
 		}
 		break;
 	case EINVAL:
