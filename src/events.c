@@ -745,6 +745,8 @@ const char *event__explain_open_error(const struct evdesc *ev, int err, char *bu
 				 name, strerror(err));
 			break;
 		}
+		bool kernel = ev && !ev->attr.exclude_kernel;
+
 		if (geteuid() == 0) {
 			/* root passes the paranoid check: something else is in the way */
 			snprintf(buf, len,
@@ -760,10 +762,9 @@ const char *event__explain_open_error(const struct evdesc *ev, int err, char *bu
 			 "run as root or with CAP_PERFMON, or allow it with "
 			 "'sysctl kernel.perf_event_paranoid=-1'%s",
 			 name, paranoid,
-			 paranoid >= 2 && ev && !ev->attr.exclude_kernel ?
-				 " (2 and above forbid kernel profiling)" : "",
-			 paranoid >= 2 && ev && !ev->attr.exclude_kernel ?
-				 ", or profile user space only with ':u'" : "");
+			 paranoid >= 3 ? " (3 and above forbid all use without CAP_PERFMON)" :
+			 paranoid == 2 && kernel ? " (2 forbids kernel profiling)" : "",
+			 paranoid == 2 && kernel ? ", or profile user space only with ':u'" : "");
 		break;
 	case EMFILE: {
 		struct rlimit rl = { 0, 0 };

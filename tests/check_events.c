@@ -693,7 +693,8 @@ static const char *child_unprivileged(void)
 			return "unexpected errno for a forbidden event";
 		event__explain_open_error(&ev, errno, msg, sizeof(msg));
 		snprintf(val, sizeof(val), "perf_event_paranoid is %ld", paranoid);
-		if (!strstr(msg, val) || !strstr(msg, "CAP_PERFMON") || !strstr(msg, ":u") ||
+		if (!strstr(msg, val) || !strstr(msg, "CAP_PERFMON") ||
+		    (paranoid == 2 && !strstr(msg, "':u'")) ||
 		    !strstr(msg, "sysctl kernel.perf_event_paranoid=-1"))
 			return msg;
 	} else if (fd < 0) {
