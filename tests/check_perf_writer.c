@@ -450,6 +450,28 @@ START_TEST(test_after_finalize)
 }
 END_TEST
 
+START_TEST(test_many_iovecs)
+{
+	struct perf_writer *w = open_simple(tpath("v.data"));
+	enum { N = 2500 }; /* more than IOV_MAX (1024): the append is split, still whole */
+	static uint8_t recs[N][16];
+	static struct iovec iov[N];
+	for (int i = 0; i < N; i++)
+		iov[i] = (struct iovec){ recs[i], make_record(recs[i], 0, i, 16) };
+	ck_assert_int_eq(perf_writer__append(w, iov, N), 0);
+	ck_assert_int_eq(perf_writer__append(w, iov, 0), 0);
+	ck_assert_int_eq(perf_writer__append(w, NULL, 1), -EINVAL);
+	ck_assert_uint_eq(perf_writer__data_size(w), N * 16);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	struct file f = slurp(tpath("v.data"));
+	ck_assert_uint_eq(hdr_of(&f)->data.size, N * 16);
+	for (int i = 0; i < N; i++)
+		ck_assert(record_ok(f.data + hdr_of(&f)->data.offset + 16 * i, 16));
+	perf_writer__free(w);
+	free(f.data);
+}
+END_TEST
+
 /* ---- concurrency ---- */
 
 #define THREADS 4
@@ -1200,6 +1222,7 @@ Suite *perf_writer_suite(void)
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_after_finalize);
 	tcase_add_test(tc, test_string_encoding);
+	tcase_add_test(tc, test_many_iovecs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrency");
