@@ -71,7 +71,15 @@ $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -pthread -o $@ $< -lm
 
-test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS)
+# Small helper programs of the integration tests, linked against the library.
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOLS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
+
+$(B)/tools/%: tests/tools/%.c $(B)/libprecord.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

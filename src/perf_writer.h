@@ -11,11 +11,17 @@
 #include <sys/uio.h>
 #include <linux/perf_event.h>
 
+/* The VERSION feature reads "precord " PRECORD_VERSION. */
+#ifndef PRECORD_VERSION
+#define PRECORD_VERSION "0.1"
+#endif
+
 struct perf_writer;
 
 struct perf_writer_event {
 	const char *name;                   /* "cpu-clock"; goes into EVENT_DESC */
-	const struct perf_event_attr *attr; /* written with size PERF_FILE_ATTR_SIZE */
+	const struct perf_event_attr *attr; /* written with size PERF_FILE_ATTR_SIZE; bytes past it
+					     * (newer kernel fields) are dropped */
 	const uint64_t *ids;                /* kernel ids of this event's fds (PERF_EVENT_IOC_ID) */
 	size_t nr_ids;
 };
@@ -23,26 +29,35 @@ struct perf_writer_event {
 struct perf_writer_opts {
 	const struct perf_writer_event *events;
 	size_t nr_events;
-	int argc;            /* CMDLINE feature */
+	int argc;            /* CMDLINE feature, written as given (0: no CMDLINE) */
 	char *const *argv;
 	int comp_level;      /* 0: no compression; else the COMPRESSED feature is written */
-	size_t comp_mmap_len;/* COMPRESSED feature's mmap_len: largest decompressed size per record */
+	size_t comp_mmap_len;/* COMPRESSED feature's mmap_len: largest decompressed size per record
+			      * (0: ZCOMP_MAX_DECOMPRESSED) */
 	bool keep_old;       /* rename an existing file to FILE.old (perf's behaviour) */
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf) and write the header and attrs. Returns NULL with
- * errno set; an existing file is renamed to path.old first when keep_old is set. */
+ * errno set: EINVAL for bad opts (no event, a NULL attr, several events without
+ * PERF_SAMPLE_IDENTIFIER/ID or disagreeing on sample_id_all/read_format), or the errno of
+ * creating the file. A non-empty existing file is renamed to path.old first when keep_old is
+ * set, otherwise truncated. */
 struct perf_writer *perf_writer__open(const char *path, const struct perf_writer_opts *opts);
 
 /* Append whole records (iov[i] may hold many) atomically with respect to other appenders.
- * Thread-safe. Returns 0 or -errno (the file then stays as it was before the call: a short
- * write is rolled back). */
+ * Thread-safe: one lock around one pwritev. Returns 0 or -errno (the file then stays as it was
+ * before the call: a short write is rolled back); -EINVAL after finalize. Note that a file
+ * size limit (RLIMIT_FSIZE) also raises SIGXFSZ, which the program must ignore to see -EFBIG. */
 int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovcnt);
 
 /* Reader-pass bookkeeping for PERF_RECORD_FINISHED_ROUND: reader `slot` (0..nr_slots-1, set by
  * perf_writer__set_round_slots) tells that a drain pass it began when perf_writer__round()
  * returned `started` has been appended. Once every slot has completed a pass begun after the
- * last round marker, a marker is appended. Thread-safe; returns 0 or -errno. */
+ * last round marker, a marker is appended (skipped, but the round still advances, when nothing
+ * was appended since the last marker). A reader calls round() before it looks at its rings and
+ * pass_done() after its appends. Thread-safe; returns 0 or -errno (-EINVAL for a bad slot, no
+ * slots set, or after finalize; -errno of writing the marker, retried at the next pass_done).
+ * set_round_slots may be called again to change the number of readers; it restarts the round. */
 int perf_writer__set_round_slots(struct perf_writer *w, unsigned int nr_slots);
 uint64_t perf_writer__round(struct perf_writer *w);
 int perf_writer__pass_done(struct perf_writer *w, unsigned int slot, uint64_t started);
@@ -52,17 +67,23 @@ void perf_writer__note_time(struct perf_writer *w, uint64_t first, uint64_t last
 /* Record compression totals for the COMPRESSED feature's ratio and the summary. */
 void perf_writer__note_compression(struct perf_writer *w, uint64_t raw, uint64_t compressed);
 /* Register a DSO seen in an MMAP2 record so BUILD_ID can be written at finalize (only ids that
- * can be read correctly from the file on disk are written). */
+ * can be read correctly from the file on disk are written; the file is read at finalize).
+ * kernel with a path starting "[kernel.kallsyms]" stands for the running kernel (id from
+ * /sys/kernel/notes); other kernel paths (modules) are skipped. Duplicates are ignored.
+ * Returns 0 or -ENOMEM. */
 int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel);
 
-/* Bring the header's data size up to date (call at least once a second). Returns 0 or -errno. */
+/* Bring the header's data size up to date (call at least once a second): one pwrite of the
+ * header, under the append lock so the size ends on a record boundary; no fsync. A no-op after
+ * finalize. Returns 0 or -errno. */
 int perf_writer__sync(struct perf_writer *w);
 
 /* Bytes of data appended so far. */
 uint64_t perf_writer__data_size(const struct perf_writer *w);
 
 /* Write the feature sections and the final header, fsync. The writer stays valid (for
- * data_size) but accepts no more appends. Returns 0 or -errno. */
+ * data_size) but accepts no more appends. Returns 0 or -errno (the same on every later call);
+ * if the features cannot be written the header still gets the data size, without features. */
 int perf_writer__finalize(struct perf_writer *w);
 
 /* Close (finalizing first if that has not been done), free. NULL is a no-op. */
