@@ -30,7 +30,9 @@ struct synth_opts {
 	 * need not be thread-safe. Costs memory: the whole output is held until the end. */
 	bool ordered;
 	bool exec_only;         /* MMAP2 only for executable mappings (perf record without -d) */
-	size_t batch_size;      /* bytes gathered per out() call; 0: 64 KiB */
+	/* out() gets a batch once it holds this many bytes (0: 64 KiB), cut only between
+	 * processes, so a batch may be larger; and whatever is left when a group of pids ends. */
+	size_t batch_size;
 	const char *proc_root;  /* "/proc" if NULL; the kernel MMAP reads <proc_root>/kallsyms */
 };
 
@@ -48,7 +50,8 @@ struct synth_stats {
  * is missing, -errno from reading, or what out returned. */
 int synthesize__kernel_mmap(const struct synth_opts *opts, synth_output_fn out, void *ctx);
 
-/* COMM per thread and MMAP2 per mapping of one process (precord -p PID, or a forked command).
+/* COMM per thread and MMAP2 per mapping of one process (precord -p PID, or a forked command);
+ * pid is a process (thread group) id. Runs on the calling thread only.
  * Returns 0, -ESRCH when the process is gone (counted as vanished), -ENOMEM, or what out
  * returned. ret_stats, if not NULL, is filled on success and on -ESRCH. */
 int synthesize__pid(const struct synth_opts *opts, pid_t pid, synth_output_fn out, void *ctx,
