@@ -416,19 +416,23 @@ static int synth_emit(void *ctx, const void *buf, size_t len)
 
 static int synthesize(struct record *rec, bool command)
 {
+	size_t nids;
+	const uint64_t *ids = evlist__ids(rec->el, 0, &nids);
+	struct synth_opts so = {
+		.attr = &rec->attrs[0],
+		.id = ids[0],
+		.cpu = (uint32_t)rec->cpus[0],
+		.wq = rec->wq,
+	};
 	int err;
 
-	err = synthesize__kernel(&rec->attrs[0], synth_emit, rec);
+	err = synthesize__kernel_mmap(&so, synth_emit, rec);
 	if (err)
 		return err;
 	if (rec->o.system_wide)
-		return synthesize__all(rec->wq, &rec->attrs[0], synth_emit, rec);
+		return synthesize__all(&so, synth_emit, rec, NULL);
 	if (!command)
-		for (size_t i = 0; i < rec->o.nr_pids; i++) {
-			err = synthesize__pid(rec->o.pids[i], &rec->attrs[0], synth_emit, rec);
-			if (err && err != -ESRCH)
-				return err;
-		}
+		return synthesize__pids(&so, rec->o.pids, rec->o.nr_pids, synth_emit, rec, NULL);
 	return 0;
 }
 
