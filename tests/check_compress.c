@@ -6,10 +6,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
+#include "cleanup.h"
 #include "compress.h"
 #include "perf_abi.h"
 
@@ -474,6 +477,189 @@ START_TEST(test_level_extremes)
 }
 END_TEST
 
+/* ---- perf: perf 6.1 itself reads what we write ---- */
+
+static void read_file(const char *path, struct bytes *b)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "rb");
+	uint8_t buf[65536];
+	size_t n;
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		bytes_add(b, buf, n);
+}
+
+static void write_file(const char *path, const struct bytes *b)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "wb");
+
+	ck_assert_msg(f != NULL, "cannot create %s", path);
+	ck_assert_uint_eq(fwrite(b->p, 1, b->len, f), b->len);
+}
+
+/* A report without perf's random "Tip" line, which differs from run to run. */
+static void read_report(const char *path, struct bytes *b)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "r");
+	char line[4096];
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "# (Tip", 6))
+			bytes_add(b, line, strlen(line));
+}
+
+/* Rewrite perf's uncompressed file with its data section as chunks from two compressors, with
+ * FINISHED_ROUND left plain between them, and the COMPRESSED feature added. */
+static void compress_perf_file(const struct bytes *in, struct bytes *out)
+{
+	static const size_t targets[] = { 8, 20000, 4096, 70000, 1, 30000, 200000, SIZE_MAX };
+	struct perf_file_header h, nh;
+	const struct perf_file_section *idx;
+	struct perf_file_section sec[FEAT_BITS];
+	const uint8_t *payload[FEAT_BITS];
+	struct zcomp *z[2] = { zcomp__new(1), zcomp__new(3) };
+	struct bytes data = { 0 };
+	uint64_t raw = 0, pos;
+	unsigned int nsec = 0, nin = 0, chunks = 0;
+	uint32_t feat[5];
+	const uint8_t *p, *end;
+
+	ck_assert_ptr_nonnull(z[0]);
+	ck_assert_ptr_nonnull(z[1]);
+	memcpy(&h, in->p, sizeof(h));
+	ck_assert_uint_eq(h.magic, PERF_MAGIC2);
+	ck_assert(!(h.features[FEAT_COMPRESSED / 64] & (1ULL << (FEAT_COMPRESSED % 64))));
+	ck_assert_uint_le(h.data.offset + h.data.size, in->len);
+
+	p = in->p + h.data.offset;
+	end = p + h.data.size;
+	while (p < end) {
+		const struct perf_event_header *e = (const void *)p;
+		size_t target = targets[chunks % ARRAY_SIZE(targets)];
+		const uint8_t *q = p;
+
+		if (e->type == PERF_RECORD_FINISHED_ROUND) {
+			bytes_add(&data, p, e->size);
+			p += e->size;
+			continue;
+		}
+		while (q < end && (size_t)(q - p) < target) {
+			const struct perf_event_header *r = (const void *)q;
+
+			if (r->type == PERF_RECORD_FINISHED_ROUND)
+				break;
+			ck_assert_uint_ge(r->size, 8);
+			q += r->size;
+		}
+		compress_into(z[chunks % 2], p, q - p, &data);
+		raw += q - p;
+		chunks++;
+		p = q;
+	}
+	ck_assert_uint_ge(chunks, 4);
+
+	/* Feature sections, with COMPRESSED inserted in bit order. */
+	feat[0] = 1;                 /* version */
+	feat[1] = 1;                 /* zstd */
+	feat[2] = 1;                 /* level */
+	feat[3] = (uint32_t)(raw / data.len);
+	feat[4] = ZCOMP_MAX_DECOMPRESSED;
+	idx = (const void *)(in->p + h.data.offset + h.data.size);
+	for (unsigned int bit = 0; bit < FEAT_BITS; bit++) {
+		if (bit == FEAT_COMPRESSED) {
+			sec[nsec] = (struct perf_file_section){ 0, sizeof(feat) };
+			payload[nsec++] = (const uint8_t *)feat;
+		} else if (h.features[bit / 64] & (1ULL << (bit % 64))) {
+			sec[nsec] = idx[nin++];
+			ck_assert_uint_le(sec[nsec].offset + sec[nsec].size, in->len);
+			payload[nsec] = in->p + sec[nsec].offset;
+			nsec++;
+		}
+	}
+	nh = h;
+	nh.data.size = data.len;
+	nh.features[FEAT_COMPRESSED / 64] |= 1ULL << (FEAT_COMPRESSED % 64);
+	bytes_add(out, &nh, sizeof(nh));
+	bytes_add(out, in->p + sizeof(h), h.data.offset - sizeof(h));
+	bytes_add(out, data.p, data.len);
+	pos = out->len + nsec * sizeof(struct perf_file_section);
+	for (unsigned int i = 0; i < nsec; i++) {
+		struct perf_file_section s = { pos, sec[i].size };
+
+		bytes_add(out, &s, sizeof(s));
+		pos += sec[i].size;
+	}
+	for (unsigned int i = 0; i < nsec; i++)
+		bytes_add(out, payload[i], sec[i].size);
+	bytes_free(&data);
+	zcomp__free(z[0]);
+	zcomp__free(z[1]);
+}
+
+START_TEST(test_perf_reads_our_records)
+{
+	char dir[] = "/tmp/precord-compress-XXXXXX";
+	char cmd[1024], path[256];
+	struct bytes plain = { 0 }, comp = { 0 }, rep[2] = { 0 }, script[2] = { 0 }, err = { 0 };
+	int rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && perf record -q -e cpu-clock -F 20000 -g -o plain.data -- sh -c "
+		 "'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done' >record.log 2>&1",
+		 dir);
+	rc = system(cmd);
+	if (rc == 0) {
+		snprintf(path, sizeof(path), "%s/plain.data", dir);
+		read_file(path, &plain);
+		compress_perf_file(&plain, &comp);
+		snprintf(path, sizeof(path), "%s/z.data", dir);
+		write_file(path, &comp);
+		snprintf(cmd, sizeof(cmd),
+			 "cd %s && perf report -i plain.data --stdio >plain.rep 2>plain.err && "
+			 "perf report -i z.data --stdio >z.rep 2>z.err && "
+			 "perf script -i plain.data >plain.script 2>>plain.err && "
+			 "perf script -i z.data >z.script 2>>z.err",
+			 dir);
+		rc = system(cmd);
+		snprintf(path, sizeof(path), "%s/z.err", dir);
+		read_file(path, &err);
+	}
+	if (rc == 0) {
+		snprintf(path, sizeof(path), "%s/plain.rep", dir);
+		read_report(path, &rep[0]);
+		snprintf(path, sizeof(path), "%s/z.rep", dir);
+		read_report(path, &rep[1]);
+		snprintf(path, sizeof(path), "%s/plain.script", dir);
+		read_file(path, &script[0]);
+		snprintf(path, sizeof(path), "%s/z.script", dir);
+		read_file(path, &script[1]);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+
+	/* Nothing on stderr: perf reports decompression trouble there and may still exit 0. */
+	ck_assert_msg(rc == 0 && err.len == 0, "perf record/report/script: exit status %d, stderr: %.*s",
+		      rc, (int)err.len, err.len ? (char *)err.p : "");
+	ck_assert_uint_gt(rep[0].len, 200);
+	ck_assert_msg(rep[0].len == rep[1].len && !memcmp(rep[0].p, rep[1].p, rep[0].len),
+		      "perf report differs");
+	ck_assert_uint_gt(script[0].len, 1000);
+	ck_assert_msg(script[0].len == script[1].len &&
+			      !memcmp(script[0].p, script[1].p, script[0].len),
+		      "perf script differs");
+	bytes_free(&plain);
+	bytes_free(&comp);
+	for (int i = 0; i < 2; i++) {
+		bytes_free(&rep[i]);
+		bytes_free(&script[i]);
+	}
+	bytes_free(&err);
+}
+END_TEST
+
 Suite *compress_suite(void)
 {
 	Suite *s = suite_create("compress");
@@ -494,6 +680,11 @@ Suite *compress_suite(void)
 	tc = tcase_create("level");
 	tcase_add_test(tc, test_level_bad);
 	tcase_add_test(tc, test_level_extremes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("perf");
+	tcase_add_test(tc, test_perf_reads_our_records);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 
 	return s;
