@@ -26,12 +26,15 @@ struct ringbuf *ringbuf__mmap(int fd, size_t data_pages);
  * data_size must be a power of two. Returns NULL with errno set. */
 struct ringbuf *ringbuf__wrap(void *base, size_t page_size, size_t data_size);
 
-/* Hand every complete record published so far to fn, at most max_bytes of them (0: no limit),
- * then publish the new tail. Returns the number of bytes consumed, or -EBADMSG when a record
- * header is impossible (size 0, not a multiple of 8 or larger than the ring): the ring is then
- * resynchronised by discarding everything published, and that loss is counted. Returns the
- * callback's negative value if it stopped the drain (the bytes before that record count as
- * consumed and the tail is published up to them). */
+/* Hand every complete record published so far to fn, at most max_bytes of them (0: no limit;
+ * the first record is always handed out, so a limit below one record cannot stall the ring),
+ * then publish the new tail. Makes no allocation and no system call. Returns the number of bytes
+ * consumed, or -EBADMSG when a record header is impossible (size 0, not a multiple of 8 or
+ * larger than the ring) or the head is more than the ring ahead of the tail: the ring is then
+ * resynchronised by discarding everything published, and that loss is counted (the records
+ * before the bad one were handed out). Returns the callback's negative value if it stopped the
+ * drain (the bytes before that record count as consumed and the tail is published up to them);
+ * a callback should not use -EBADMSG. One thread drains a ring at a time. */
 ssize_t ringbuf__drain(struct ringbuf *rb, ringbuf_fn fn, void *ctx, size_t max_bytes);
 
 /* Bytes published by the kernel and not yet consumed (acquire load of data_head). */

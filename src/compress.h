@@ -18,9 +18,11 @@ struct zcomp;
 /* level: zstd level 1..22. Returns NULL with errno set (EINVAL bad level, ENOMEM). */
 struct zcomp *zcomp__new(int level);
 
-/* Compress len bytes of whole records into COMPRESSED records. *ret_out points into a buffer
- * owned by z, valid until the next call. Returns the output length, or -errno (-ENOMEM, -EIO
- * for a zstd failure); the caller may then write the records uncompressed. */
+/* Compress len bytes of whole records into COMPRESSED records (each a multiple of 8 bytes,
+ * padded inside the zstd stream). *ret_out points into a buffer owned by z, valid until the next
+ * call. The output must reach the file in one piece (between two calls' outputs, plain records
+ * and other compressors' outputs may go). Returns the output length (0 for len 0), or -errno
+ * (-ENOMEM, -EIO for a zstd failure); the caller may then write the records uncompressed. */
 ssize_t zcomp__compress(struct zcomp *z, const void *src, size_t len, const void **ret_out);
 
 void zcomp__free(struct zcomp *z);
