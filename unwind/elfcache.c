@@ -28,6 +28,7 @@ struct load_seg {
 
 struct elf_file {
 	atomic_int refs;
+	void *owned_image;	/* elf_file__from_memory's copy */
 	char *path;
 	char *debug_dir;
 	int fd;
@@ -200,6 +201,25 @@ static void parse_eh_frame_hdr(struct elf_file *f, const GElf_Phdr *ph)
 	f->has_eh = count > 0;
 }
 
+static void read_segments(struct elf_file *f)
+{
+	size_t nr_ph, i;
+
+	if (elf_getphdrnum(f->elf, &nr_ph) < 0)
+		nr_ph = 0;
+	for (i = 0; i < nr_ph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(f->elf, i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD && f->nr_load < MAX_LOADS)
+			f->load[f->nr_load++] = (struct load_seg){ ph.p_vaddr, ph.p_offset,
+								   ph.p_filesz, ph.p_memsz };
+		else if (ph.p_type == PT_GNU_EH_FRAME)
+			parse_eh_frame_hdr(f, &ph);
+	}
+}
+
 static void elf_file_free(struct elf_file *f)
 {
 	if (!f)
@@ -210,6 +230,7 @@ static void elf_file_free(struct elf_file *f)
 		elf_end(f->elf);
 	if (f->fd >= 0)
 		close(f->fd);
+	free(f->owned_image);
 	pthread_mutex_destroy(&f->sym_lock);
 	free(f->path);
 	free(f->debug_dir);
@@ -222,7 +243,6 @@ struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_
 	struct elf_file *f;
 	struct stat st;
 	GElf_Ehdr eh;
-	size_t nr_ph, i;
 	int err;
 
 	pthread_once(&libelf_once, libelf_init);
@@ -267,19 +287,46 @@ struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_
 		err = ESTALE;
 		goto fail;
 	}
-	if (elf_getphdrnum(f->elf, &nr_ph) < 0)
-		nr_ph = 0;
-	for (i = 0; i < nr_ph; i++) {
-		GElf_Phdr ph;
+	read_segments(f);
+	return f;
+fail:
+	elf_file_free(f);
+	errno = err;
+	return NULL;
+}
 
-		if (!gelf_getphdr(f->elf, i, &ph))
-			continue;
-		if (ph.p_type == PT_LOAD && f->nr_load < MAX_LOADS)
-			f->load[f->nr_load++] = (struct load_seg){ ph.p_vaddr, ph.p_offset,
-								   ph.p_filesz, ph.p_memsz };
-		else if (ph.p_type == PT_GNU_EH_FRAME)
-			parse_eh_frame_hdr(f, &ph);
+struct elf_file *elf_file__from_memory(const char *name, const void *image, size_t size)
+{
+	struct elf_file *f;
+	GElf_Ehdr eh;
+	int err = ENOMEM;
+
+	pthread_once(&libelf_once, libelf_init);
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
 	}
+	f->fd = -1;
+	atomic_init(&f->refs, 1);
+	atomic_init(&f->sym_loaded, false);
+	pthread_mutex_init(&f->sym_lock, NULL);
+	f->path = strdup(name);
+	f->debug_dir = strdup("");
+	/* A private copy: libelf wants writable memory, and the source may go away. */
+	f->owned_image = malloc(size);
+	if (!f->path || !f->debug_dir || !f->owned_image)
+		goto fail;
+	memcpy(f->owned_image, image, size);
+	err = ENOEXEC;
+	f->elf = elf_memory(f->owned_image, size);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh))
+		goto fail;
+	f->e_type = eh.e_type;
+	f->image = f->owned_image;
+	f->size = size;
+	read_build_id(f);
+	read_segments(f);
 	return f;
 fail:
 	elf_file_free(f);
@@ -424,8 +471,11 @@ static void load_symbols(struct elf_file *f)
 	const char *link;
 
 	f->symtab = symtab__from_elf(f->elf, SYMTAB_SYMTAB);
-	if (f->symtab) {
-		f->symtab_path = strdup(f->path);
+	if (f->symtab || f->fd < 0) {	/* from memory: no debug files to look for */
+		if (!f->symtab)
+			f->symtab = symtab__from_elf(f->elf, SYMTAB_DYNSYM);
+		if (f->symtab)
+			f->symtab_path = strdup(f->path);
 		return;
 	}
 	if (f->build_id_len) {

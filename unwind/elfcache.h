@@ -46,6 +46,10 @@ void elfcache__free(struct elfcache *c);
 struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_t build_id_len,
 				const char *debug_dir);
 
+/* A file from an in-memory image (copied), e.g. this process's vDSO; name is what
+ * elf_file__path() returns. No debug-file lookup. Returns NULL with errno ENOEXEC or ENOMEM. */
+struct elf_file *elf_file__from_memory(const char *name, const void *image, size_t size);
+
 struct elf_file *elf_file__get(struct elf_file *f);
 /* Drop a reference; the last one unmaps and closes. NULL is a no-op. */
 void elf_file__put(struct elf_file *f);

@@ -3,11 +3,13 @@
  * never change (copy on write: snapshots are small sorted arrays, and copying one per mmap is
  * cheaper than any finer-grained locking the parallel unwinders would otherwise need). Only
  * refcounts and the lazily opened dso state are touched from several threads. */
+#include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "cleanup.h"
@@ -69,6 +71,7 @@ struct machine {
 	struct elfcache *cache;
 	bool own_cache;
 	char *kallsyms;
+	bool running_vdso;
 	pthread_mutex_t kallsyms_lock;
 	atomic_bool kallsyms_done;
 	struct symtab *kallsyms_tab;
@@ -376,6 +379,21 @@ enum dso_kind dso__kind(const struct dso *d)
 	return d->kind;
 }
 
+/* This process's vDSO as an ELF file: its size is where its section headers end. */
+static struct elf_file *running_vdso(void)
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	Elf64_Ehdr eh;
+
+	if (!base)
+		return NULL;
+	memcpy(&eh, base, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shoff > (1 << 20) || eh.e_shnum > 256)
+		return NULL;
+	return elf_file__from_memory("[vdso]", base, eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize);
+}
+
 struct elf_file *dso__elf(struct dso *d)
 {
 	if (atomic_load_explicit(&d->elf_done, memory_order_acquire))
@@ -386,6 +404,8 @@ struct elf_file *dso__elf(struct dso *d)
 			d->elf = elfcache__get(d->machine->cache, d->name,
 					       d->build_id_len ? d->build_id : NULL,
 					       d->build_id_len);
+		else if (d->kind == DSO_VDSO && d->machine->running_vdso)
+			d->elf = running_vdso();
 		atomic_store_explicit(&d->elf_done, true, memory_order_release);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -438,6 +458,7 @@ struct machine *machine__new(const struct machine_opts *opts)
 		if (!m->cache)
 			goto nomem;
 	}
+	m->running_vdso = opts && opts->running_vdso;
 	if (opts && opts->kallsyms && !(m->kallsyms = strdup(opts->kallsyms)))
 		goto nomem;
 	m->kernel_dso = dso_find(m, "[kernel.kallsyms]", true);

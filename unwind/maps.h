@@ -39,6 +39,9 @@ struct machine_opts {
 	 * on the running kernel (see kallsyms__matches_running()); NULL: kernel frames stay
 	 * unsymbolized. */
 	const char *kallsyms;
+	/* The recording was made on the running kernel: [vdso] maps are read from this process's
+	 * own vDSO (same kernel, same image), for unwinding and symbols. */
+	bool running_vdso;
 };
 
 /* Returns NULL with errno ENOMEM. opts may be NULL. */

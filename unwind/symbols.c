@@ -201,10 +201,21 @@ static struct symtab *from_section(Elf *elf, Elf_Scn *scn)
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		if (sym.st_shndx == SHN_UNDEF)
 			continue;
-		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		if (type == STT_NOTYPE) {
+			/* perf also takes labels in executable sections (e.g. _start in ld.so,
+			 * assembly entry points): unsized, they run to the next symbol. */
+			GElf_Shdr tsh;
+			Elf_Scn *tscn;
+
+			if (sym.st_shndx >= SHN_LORESERVE ||
+			    !(tscn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(tscn, &tsh) ||
+			    !(tsh.sh_flags & SHF_EXECINSTR))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
+		}
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;

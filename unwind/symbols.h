@@ -29,8 +29,8 @@ enum symtab_source {
 	SYMTAB_ANY = 3,	/* .symtab when present, else .dynsym (what perf does) */
 };
 
-/* Function symbols (STT_FUNC, STT_GNU_IFUNC; defined, named) of elf. Names are copied, so elf
- * may be closed afterwards. Returns NULL with errno: ENOENT when the file has no such table
+/* Function symbols of elf as perf takes them: STT_FUNC, STT_GNU_IFUNC and untyped labels in
+ * executable sections; defined and named. Names are copied, so elf may be closed afterwards. Returns NULL with errno: ENOENT when the file has no such table
  * (or no function in it), ENOMEM, EIO for a damaged table. */
 struct symtab *symtab__from_elf(Elf *elf, enum symtab_source source);
 

@@ -358,6 +358,9 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 	load_regs(&c, s);
 	if (!(c.reg_valid & (1U << UNW_X86_64_RIP)) || !(c.reg_valid & (1U << UNW_X86_64_RSP)))
 		return 0;
+	/* Like perf: no user frames when the leaf is in no map (a sample inside exec). */
+	if (!map_snapshot__find(maps, c.regs[UNW_X86_64_RIP]))
+		return 0;
 	c.sp = c.regs[UNW_X86_64_RSP];
 	c.stack = s->stack;
 	c.stack_len = s->stack_dyn_size < s->stack_size ? s->stack_dyn_size : s->stack_size;
