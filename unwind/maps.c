@@ -335,8 +335,9 @@ static enum dso_kind kind_of(const char *name, bool kernel)
 		return DSO_KERNEL;
 	if (!strcmp(name, "[vdso]"))
 		return DSO_VDSO;
-	if (name[0] == '/' && strncmp(name, "/memfd:", 7) && strncmp(name, "/dev/", 5) &&
-	    strncmp(name, "/SYSV", 5) && !strstr(name, " (deleted)"))
+	/* "//anon" and the like name no file; neither do memfds, devices, deleted files. */
+	if (name[0] == '/' && name[1] != '/' && strncmp(name, "/memfd:", 7) &&
+	    strncmp(name, "/dev/", 5) && strncmp(name, "/SYSV", 5) && !strstr(name, " (deleted)"))
 		return DSO_FILE;
 	return DSO_ANON;
 }
