@@ -369,14 +369,27 @@ const uint8_t *elf_file__image(const struct elf_file *f, size_t *ret_size)
 
 int elf_file__bias(const struct elf_file *f, uint64_t start, uint64_t pgoff, uint64_t *ret_bias)
 {
+	const struct load_seg *hit = NULL;
+
+	/* Adjacent segments can share a file page (the last page of one is the first of the
+	 * next, mapped twice): a mapping that starts exactly at a segment's first page belongs
+	 * to that segment; otherwise (a segment split by mprotect) the one whose range holds it. */
 	for (size_t i = 0; i < f->nr_load; i++) {
 		const struct load_seg *l = &f->load[i];
 		uint64_t off_page = l->offset & PAGE_MASK_4K;
 
-		if (pgoff >= off_page && pgoff < l->offset + l->filesz) {
-			*ret_bias = start - ((l->vaddr & PAGE_MASK_4K) + (pgoff - off_page));
-			return 0;
+		if (pgoff == off_page) {
+			hit = l;
+			break;
 		}
+		if (!hit && pgoff > off_page && pgoff < l->offset + l->filesz)
+			hit = l;
+	}
+	if (hit) {
+		uint64_t off_page = hit->offset & PAGE_MASK_4K;
+
+		*ret_bias = start - ((hit->vaddr & PAGE_MASK_4K) + (pgoff - off_page));
+		return 0;
 	}
 	*ret_bias = f->e_type == ET_EXEC ? 0 : start - pgoff;
 	return -ENOENT;
