@@ -650,7 +650,7 @@ struct elf_file *elfcache__get(struct elfcache *c, const char *path, const uint8
 	pthread_mutex_lock(&c->lock);
 	for (e = c->buckets[h & (c->nr_buckets - 1)]; e; e = e->next) {
 		if (e->build_id_len == build_id_len && !strcmp(e->path, path) &&
-		    !memcmp(e->build_id, build_id, build_id_len))
+		    (!build_id_len || !memcmp(e->build_id, build_id, build_id_len)))
 			break;
 	}
 	if (!e) {

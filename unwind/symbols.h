@@ -30,8 +30,9 @@ enum symtab_source {
 };
 
 /* Function symbols of elf as perf takes them: STT_FUNC, STT_GNU_IFUNC and untyped labels in
- * executable sections; defined and named. Names are copied, so elf may be closed afterwards. Returns NULL with errno: ENOENT when the file has no such table
- * (or no function in it), ENOMEM, EIO for a damaged table. */
+ * executable sections; defined and named. Names are copied, so elf may be closed afterwards.
+ * Returns NULL with errno: ENOENT when the file has no such table (or no function in it),
+ * ENOMEM, EIO for a damaged table. */
 struct symtab *symtab__from_elf(Elf *elf, enum symtab_source source);
 
 /* Text symbols (t, T, w, W) of a kallsyms file; path NULL means /proc/kallsyms. Returns NULL

@@ -353,7 +353,7 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 	unw_cursor_t cur;
 	bool exact = true;
 	size_t n = 0;
-	int r;
+	int r = 0;
 
 	load_regs(&c, s);
 	if (!(c.reg_valid & (1U << UNW_X86_64_RIP)) || !(c.reg_valid & (1U << UNW_X86_64_RSP)))
