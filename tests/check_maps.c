@@ -183,6 +183,13 @@ START_TEST(test_fork_thread_exec_exit)
 	ck_assert_str_eq(name_at(parent, 0x1000), "/bin/p");
 	map_snapshot__put(after);
 
+	/* A process known only from its maps outlives unknown threads' exits. */
+	ck_assert_int_eq(machine__mmap(m, 400, 0x1000, 0x1000, 0, RX, "/x", NULL, 0), 0);
+	ck_assert_int_eq(machine__exit(m, 400, 401), 0);
+	after = machine__snapshot(m, 400);
+	ck_assert_uint_eq(map_snapshot__nr(after), 1);
+	map_snapshot__put(after);
+
 	/* pid reuse through FORK without EXIT: the new process is the new parent's copy. */
 	ck_assert_int_eq(machine__fork(m, 200, 300, 200, 300), 0);
 	after = machine__snapshot(m, 200);

@@ -725,9 +725,10 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 		if (p && p->nr_threads)
 			p->nr_threads--;
 	}
-	/* The process goes with its last known thread; samples already holding its snapshot
-	 * keep it alive. */
-	if (p && !p->nr_threads)
+	/* The process goes with its main thread, or with its last known thread (a process known
+	 * only from its maps survives the exit of threads never seen). Samples already holding
+	 * its snapshot keep that alive. */
+	if (p && (tid == pid || (t && !p->nr_threads)))
 		proc_drop(m, p);
 	return 0;
 }
