@@ -1,0 +1,17 @@
+/* C++ symbol demangling through libstdc++'s __cxa_demangle. Only Itanium-mangled names (_Z...)
+ * are touched; an ELF version suffix (@VER or @@VER) is stripped first, since the demangler
+ * rejects it. Thread safe: __cxa_demangle keeps no shared state. */
+#ifndef PRECORD_DEMANGLE_H
+#define PRECORD_DEMANGLE_H
+
+#include <stddef.h>
+
+/* The demangled form of name, malloc'd. Returns NULL with errno EINVAL when name is not a
+ * mangled C++ name (or does not demangle), ENOMEM when out of memory. ~1 us and a few mallocs
+ * per call: callers cache the result. */
+char *demangle__name(const char *name);
+
+/* Length of name without its @VERSION / @@VERSION suffix. */
+size_t demangle__strip_version_len(const char *name);
+
+#endif

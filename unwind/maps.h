@@ -1,0 +1,116 @@
+/* Process, thread and memory-map state as the records of a perf.data describe it (COMM, MMAP,
+ * MMAP2, FORK, EXIT), applied in time order by one thread. What samples need is published as
+ * immutable, refcounted map snapshots: every change to a process's maps builds a new snapshot
+ * (copy on write), so a sample holds a consistent view of its process at its time while the
+ * records after it are applied and workers unwind in parallel.
+ *
+ * Threads share their process's maps; FORK of a new process copies the parent's; exec (COMM with
+ * PERF_RECORD_MISC_COMM_EXEC) empties them; an MMAP over existing maps replaces the overlap (the
+ * kernel records no munmap). Kernel maps (MMAP with pid -1) are shared by every process.
+ * Each snapshot carries a generation: it changes whenever code may have left an address range
+ * (exec, munmap, replacement, a new process), so per-process caches keyed by address (libunwind's)
+ * know when to flush. Generations are unique across processes. */
+#ifndef PRECORD_MAPS_H
+#define PRECORD_MAPS_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct machine;
+struct map_snapshot;
+struct dso;
+struct elfcache;
+struct elf_file;
+struct symtab;
+
+struct map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;	/* file offset of start */
+	uint32_t prot;	/* PROT_*; MMAP records: PROT_EXEC unless MMAP_DATA */
+	struct dso *dso;	/* never NULL; lives as long as the machine */
+};
+
+struct machine_opts {
+	struct elfcache *elfcache;	/* shared file cache; NULL: the machine makes its own */
+	const char *debug_dir;	/* for its own cache: NULL: /usr/lib/debug */
+	/* Kernel symbols from this kallsyms file, e.g. "/proc/kallsyms" when the recording was made
+	 * on the running kernel (see kallsyms__matches_running()); NULL: kernel frames stay
+	 * unsymbolized. */
+	const char *kallsyms;
+	/* The recording was made on the running kernel: [vdso] maps are read from this process's
+	 * own vDSO (same kernel, same image), for unwinding and symbols. */
+	bool running_vdso;
+};
+
+/* Returns NULL with errno ENOMEM. opts may be NULL. */
+struct machine *machine__new(const struct machine_opts *opts);
+
+/* Build id of a file as the BUILD_ID feature lists it (call before the maps naming it; ids
+ * given later only affect files not yet opened). Returns 0 or -ENOMEM. */
+int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id, size_t len);
+
+/* Apply one record: MMAP, MMAP2, COMM, FORK and EXIT change state, any other type is ignored.
+ * Returns 0, -EBADMSG for a malformed record (nothing changed), -ENOMEM. Not thread safe, like
+ * every machine__ call: one thread applies records and hands snapshots to workers. */
+int machine__process(struct machine *m, const struct perf_event_header *rec);
+
+/* The same changes, decoded. pid -1 (or kernel) maps go to the kernel's maps. build_id may be
+ * NULL (MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID carries one). Return 0 or -ENOMEM. */
+int machine__mmap(struct machine *m, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		  uint32_t prot, const char *filename, const uint8_t *build_id, size_t build_id_len);
+int machine__munmap(struct machine *m, int32_t pid, uint64_t start, uint64_t len);
+int machine__comm(struct machine *m, int32_t pid, int32_t tid, const char *comm, bool exec);
+int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid);
+int machine__exit(struct machine *m, int32_t pid, int32_t tid);
+
+/* Current command name of thread tid (of its process when the thread is unknown), interned:
+ * valid until machine__free. NULL when neither is known. */
+const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid);
+
+/* A new reference to process pid's current maps (an empty process is created for an unknown
+ * pid, so kernel maps still resolve). Returns NULL with errno ENOMEM. */
+struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid);
+
+/* The dso kernel addresses resolve to when no kernel map holds them. */
+struct dso *machine__kernel_dso(struct machine *m);
+
+/* Frees everything; every snapshot must have been put. NULL is a no-op. */
+void machine__free(struct machine *m);
+
+/* Snapshots: immutable; get/put and the lookups below are thread safe. */
+struct map_snapshot *map_snapshot__get(struct map_snapshot *s);
+void map_snapshot__put(struct map_snapshot *s);
+
+/* The map holding addr (the process's, then the kernel's), or NULL. O(log n). */
+const struct map *map_snapshot__find(const struct map_snapshot *s, uint64_t addr);
+
+/* The process's own maps in address order (kernel maps excluded). */
+size_t map_snapshot__nr(const struct map_snapshot *s);
+const struct map *map_snapshot__map(const struct map_snapshot *s, size_t i);
+uint64_t map_snapshot__gen(const struct map_snapshot *s);
+int32_t map_snapshot__pid(const struct map_snapshot *s);
+struct dso *map_snapshot__kernel_dso(const struct map_snapshot *s);
+
+/* DSOs: one per name (per machine), shared by all maps that name it. */
+enum dso_kind {
+	DSO_FILE,	/* a path: ELF on disk */
+	DSO_KERNEL,	/* [kernel.kallsyms] and modules: symbols from kallsyms */
+	DSO_VDSO,	/* [vdso] */
+	DSO_ANON,	/* //anon, [heap], [stack], memfd...: no file to read */
+};
+
+/* The name perf shows: the path, "[kernel.kallsyms]", "[vdso]", ... */
+const char *dso__name(const struct dso *d);
+enum dso_kind dso__kind(const struct dso *d);
+
+/* The dso's ELF file, opened on first call (through the machine's cache, checked against the
+ * build id when known). Thread safe. NULL when there is none or it cannot be used. Borrowed:
+ * valid until machine__free. */
+struct elf_file *dso__elf(struct dso *d);
+
+/* Its symbols (ELF, debug file or kallsyms), loaded on first call; thread safe; NULL if none. */
+const struct symtab *dso__symtab(struct dso *d);
+
+#endif

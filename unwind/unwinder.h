@@ -1,0 +1,71 @@
+/* Call stacks of samples: the kernel's callchain (PERF_CONTEXT_KERNEL / USER sections) and, when
+ * the sample carries user registers and a stack copy, a DWARF unwind of the user stack through
+ * libunwind's remote API (.eh_frame_hdr/.eh_frame read from the mapped ELF files; libunwind's own
+ * frame-pointer heuristics take over where a function has no CFI). Frames come out leaf first,
+ * symbolized against the sample's map snapshot.
+ *
+ * An unwinder belongs to one thread (a preport worker): it keeps one libunwind address space per
+ * process, with libunwind's global cache, flushed when the snapshot's generation changes. Since
+ * nothing is shared between workers, the address spaces' locks are never contended; and while an
+ * unwinder runs, the sigprocmask() calls that Debian's libunwind (--enable-block-signals) makes
+ * around every cache lock are skipped (see unwinder.c), which is most of the cached cost. */
+#ifndef PRECORD_UNWINDER_H
+#define PRECORD_UNWINDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf_sample.h"
+
+struct unwinder;
+struct map_snapshot;
+struct dso;
+struct symbol;
+
+struct unwind_frame {
+	uint64_t ip;	/* as recorded or unwound: callers' frames hold return addresses */
+	uint64_t addr;	/* ip inside the dso (file vaddr, kernel address); ip when no map */
+	struct dso *dso;	/* NULL: no map holds ip */
+	const struct symbol *sym;	/* NULL: unknown (perf shows "[unknown]") */
+	uint64_t sym_off;	/* addr - sym->start */
+	bool kernel;
+};
+
+struct unwinder_stats {
+	uint64_t samples;	/* unwinder__unwind calls */
+	uint64_t dwarf_samples;	/* of which had registers and a stack to unwind */
+	uint64_t frames;	/* frames returned */
+	uint64_t dwarf_errors;	/* DWARF unwinds that stopped on an error, not at the outermost frame */
+	uint64_t truncated;	/* unwinds cut at max frames */
+	uint64_t flushes;	/* address-space caches flushed for a new map generation */
+	uint64_t address_spaces;	/* address spaces created */
+	uint64_t sigprocmask_skipped;	/* libunwind's signal-mask calls avoided */
+};
+
+/* Returns NULL with errno ENOMEM. */
+struct unwinder *unwinder__new(void);
+
+/* Unwind sample s of the process whose maps are `maps` (taken when s was reached in time order)
+ * into frames[0..max), leaf first, symbolized. Kernel callchain frames come first; user frames
+ * come from DWARF when s has registers and a stack, else from the callchain, else s->ip alone.
+ * Returns the number of frames (>= 1 when max >= 1), or -EINVAL (max 0, s NULL) or -ENOMEM.
+ * Not thread safe: one unwinder per thread. */
+int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
+		     const struct perf_sample *s, struct unwind_frame *frames, size_t max);
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret);
+
+/* Frees u and its address spaces. NULL is a no-op. */
+void unwinder__free(struct unwinder *u);
+
+/* Symbolize one address of maps into ret. exact: ip is where the CPU was (a leaf, or a frame
+ * interrupted by a signal); otherwise it is a return address and ip - 1 is looked up, so a call
+ * at the very end of a function is not blamed on the next one. Thread safe. */
+void unwind_frame__resolve(const struct map_snapshot *maps, uint64_t ip, bool exact,
+			   struct unwind_frame *ret);
+
+/* The name to show for a frame: the (demangled) symbol, or NULL when unknown. */
+const char *unwind_frame__name(const struct unwind_frame *f);
+
+#endif
