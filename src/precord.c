@@ -54,7 +54,7 @@ static void usage(FILE *f)
 "  -g                         record call graphs (the default, dwarf)\n"
 "      --call-graph MODE      dwarf[,SIZE] (default dwarf,8192), fp or none\n"
 "  -m, --mmap-pages N         ring buffer pages per CPU, a power of two, or a size\n"
-"                             such as 512K or 4M (default 128 pages)\n"
+"                             such as 512K or 4M (default 2M with dwarf, else 512K)\n"
 "  -z, --compression-level[=N]  zstd level 1-22 (on by default at 1)\n"
 "      --no-compress          write records uncompressed\n"
 "      --switch-events        record context switches\n"
@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 		.freq = 4000,
 		.callgraph = CALLGRAPH_DWARF,
 		.stack_size = 8192,
-		.mmap_pages = 128,
+		.mmap_pages = 0, /* auto: see record_opts */
 		.comp_level = 1,
 		.affinity = TOPO_SCOPE_CPU,
 		.high_permille = 500,

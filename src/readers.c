@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -213,11 +214,15 @@ static void reader_main(void *arg)
 	struct reader *rd = arg;
 	struct readers *p = rd->pool;
 
+	/* A reader runs briefly and must run soon after the kernel wakes it, even on CPUs the
+	 * target keeps busy: real-time priority for --lossless, else a better nice value. Best
+	 * effort: without CAP_SYS_NICE the readers run at normal priority. */
 	if (p->o.realtime) {
 		struct sched_param sp = { .sched_priority = 10 };
 
-		/* Best effort: without CAP_SYS_NICE the readers run at normal priority. */
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	} else {
+		setpriority(PRIO_PROCESS, (id_t)gettid(), -10);
 	}
 	while (!atomic_load(&p->stopping)) {
 		pass(rd);

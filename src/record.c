@@ -1,8 +1,8 @@
 /* The recording session. Order matters and is the whole point of this file:
  *   command: fork held -> open events on it (disabled, enable_on_exec) -> create the file ->
  *            kernel map synthesized -> readers started -> exec (events switch on at exec);
- *   -p / -a: open events (disabled) -> create the file -> enable -> synthesize what already
- *            runs (written before any ring data, at time 0) -> readers started.
+ *   -p / -a: open events (disabled) -> create the file -> synthesize what already runs
+ *            (written before any ring data, at time 0) -> readers started -> enable.
  * Stopping reverses it: disable, drain, write the kernel's lost counts, finalize. */
 #include "record.h"
 
@@ -20,6 +20,7 @@
 #include <linux/perf_event.h>
 
 #include "cleanup.h"
+#include "compress.h"
 #include "events.h"
 #include "evlist.h"
 #include "perf_abi.h"
@@ -180,6 +181,11 @@ struct record *record__new(const struct record_opts *opts, char **ret_msg)
 		rec->o.output = "perf.data";
 	if (!rec->o.events)
 		rec->o.events = "cycles";
+	if (!rec->o.mmap_pages) {
+		long page = sysconf(_SC_PAGESIZE);
+
+		rec->o.mmap_pages = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
+	}
 
 	err = events__init();
 	if (err) {
@@ -453,6 +459,8 @@ static void on_fill(void *ctx, size_t ring, unsigned int permille)
 int record__start(struct record *rec)
 {
 	bool command = rec->o.argv && rec->o.argv[0];
+	/* with -a a command only says how long to record; the events cover every task */
+	bool follow = command && !rec->o.system_wide;
 	size_t cap = 0;
 	int err;
 
@@ -473,6 +481,8 @@ int record__start(struct record *rec)
 			seterr(rec, "cannot start '%s': %s", rec->o.argv[0], strerror(errno));
 			return err;
 		}
+	}
+	if (follow) {
 		rec->tids = malloc(sizeof(pid_t));
 		if (!rec->tids)
 			return -ENOMEM;
@@ -522,7 +532,7 @@ int record__start(struct record *rec)
 		}
 	}
 
-	err = open_events(rec, command);
+	err = open_events(rec, follow);
 	if (err)
 		return err;
 	err = open_file(rec);
@@ -543,14 +553,9 @@ int record__start(struct record *rec)
 		}
 	}
 
-	if (!command) {
-		err = evlist__enable(rec->el);
-		if (err) {
-			seterr(rec, "cannot enable the events: %s", strerror(-err));
-			return err;
-		}
-	}
-	err = synthesize(rec, command);
+	/* Synthesize before enabling, as perf does: the rings stay empty meanwhile, so a long
+	 * walk of /proc cannot overflow them before the readers run. */
+	err = synthesize(rec, follow);
 	if (err) {
 		seterr(rec, "cannot describe the running processes (from /proc): %s", strerror(-err));
 		return err;
@@ -572,6 +577,13 @@ int record__start(struct record *rec)
 		if (!rec->rd) {
 			err = -errno;
 			seterr(rec, "cannot start the reader threads: %s", strerror(errno));
+			return err;
+		}
+	}
+	if (!follow) {
+		err = evlist__enable(rec->el);
+		if (err) {
+			seterr(rec, "cannot enable the events: %s", strerror(-err));
 			return err;
 		}
 	}

@@ -20,7 +20,8 @@ struct record_opts {
 	uint64_t period;               /* fixed period (-c) */
 	enum callgraph_mode callgraph;
 	uint32_t stack_size;           /* DWARF stack copy bytes, multiple of 8, <= 65528 */
-	size_t mmap_pages;             /* data pages per CPU ring, power of two */
+	size_t mmap_pages;             /* data pages per CPU ring, power of two; 0: 2 MiB with
+					* DWARF stacks (a sample is ~8 KiB), else 512 KiB */
 	int comp_level;                /* 0: no compression */
 	bool switch_events;
 	unsigned int nr_readers;       /* 0: one per CPU recorded */

@@ -7,7 +7,7 @@ bg=$!
 sleep 0.3
 pid=$(head -n 1 pid.txt)
 assert_eq "$pid" "$bg" "pid printed by spin_threads"
-precord -q -o ours.data -p "$pid" > rec.out 2> rec.err &
+precord -q -F 1000 -o ours.data -p "$pid" > rec.out 2> rec.err &
 rec=$!
 sleep 1.5
 kill -INT $rec

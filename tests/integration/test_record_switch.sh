@@ -2,7 +2,7 @@
 # reads them, and the count is close to what the kernel says happened.
 . "$(dirname "$0")/lib.sh"
 
-precord -q --switch-events -F 1000 -m 256 -o ours.data -- "$W/yield_storm" 20000 2 2> rec.err ||
+precord -q --switch-events -F 1000 -m 256 -o ours.data -- "$W/yield_storm" 20000 $((2 * $(nproc))) 2> rec.err ||
 	{ cat rec.err; fail "precord exit $?"; }
 perf_clean ours.data
 sw=$(stat_count ours.data SWITCH)

@@ -5,7 +5,7 @@
 "$W/spin_threads" 3 > pid.txt &
 bg=$!
 sleep 0.2
-precord -q -a -o ours.data -- sleep 1.5 2> rec.err || { cat rec.err; fail "precord -a exit $?"; }
+precord -q -F 1000 -a -o ours.data -- sleep 1.5 2> rec.err || { cat rec.err; fail "precord -a exit $?"; }
 wait $bg
 perf_clean ours.data
 perf report -i ours.data --stdio --no-children --sort comm,dso,sym -g none -q > rep.txt 2>/dev/null
