@@ -1,0 +1,20 @@
+# Helpers shared by the bench scripts: timing, lost counts and file sizes read back by perf.
+now() { date +%s.%N; }
+# elapsed START END -> seconds with 2 decimals
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+# lost events (sum of PERF_RECORD_LOST counts) in a perf.data
+lost_events() {
+	perf script -i "$1" --show-lost-events -F comm 2>/dev/null |
+		awk '/PERF_RECORD_LOST / { n += $NF } END { print n + 0 }'
+}
+# lost samples (PERF_RECORD_LOST_SAMPLES, from PERF_FORMAT_LOST) in a perf.data
+lost_samples() {
+	perf report -i "$1" --stdio -q --sort comm 2>/dev/null > /dev/null
+	perf report -i "$1" --stdio --sort comm 2>/dev/null | awk '/^# Total Lost Samples:/ { print $NF; f = 1 } END { if (!f) print 0 }'
+}
+record_count() { # FILE TYPE -> count from perf report --stats
+	perf report -i "$1" --stats 2>/dev/null | awk -v t="$2" '$1 == t && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }'
+}
+size_of() { stat -c %s "$1"; }
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
