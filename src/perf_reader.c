@@ -64,6 +64,10 @@ struct perf_reader {
 
 	uint64_t nr_unordered;
 
+	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
+	ZSTD_DStream *ds;
+	uint8_t *pend;
+
 	/* Everything the features allocated, freed at close. */
 	void **allocs;
 	size_t nr_allocs, cap_allocs;
@@ -461,8 +465,16 @@ static bool any_feature(const struct perf_reader *r)
 
 static int read_features(struct perf_reader *r)
 {
-	uint64_t idx = r->data_start + (r->hdr.data.size);
+	uint64_t idx = r->data_start + r->hdr.data.size;
 	int bit;
+
+	if (!any_feature(r))
+		return 0;
+	/* The index sits right after what data.size claims: nowhere if that is past the end. */
+	if (r->hdr.data.size > r->len - r->data_start) {
+		feat_damage(r, r->len, "feature index beyond the end of the file");
+		return 0;
+	}
 
 	for (bit = 0; bit < FEAT_BITS; bit++) {
 		struct feat_section s;
@@ -796,6 +808,8 @@ void perf_reader__close(struct perf_reader *r)
 	free(r->attrs);
 	free(r->ids);
 	free(r->id_index);
+	ZSTD_freeDStream(r->ds);
+	free(r->pend);
 	free(r);
 }
 
@@ -879,11 +893,18 @@ static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t
 	bool full;
 
 	if (!w->ds) {
-		w->ds = ZSTD_createDStream();
-		w->pend = malloc(PEND_CAP);
-		if (!w->ds || !w->pend)
+		struct perf_reader *r = w->r;
+
+		if (!r->ds)
+			r->ds = ZSTD_createDStream();
+		if (!r->pend)
+			r->pend = malloc(PEND_CAP);
+		if (!r->ds || !r->pend)
 			return fail(w, -ENOMEM);
-		ZSTD_initDStream(w->ds);
+		/* One stream for the whole walk, as perf: fresh at its start. */
+		ZSTD_DCtx_reset(r->ds, ZSTD_reset_session_only);
+		w->ds = r->ds;
+		w->pend = r->pend;
 	}
 	do {
 		ZSTD_outBuffer out;
@@ -964,8 +985,6 @@ static int walk_records(struct walk *w)
 static void walk_fini(struct walk *w)
 {
 	free(w->scratch);
-	free(w->pend);
-	ZSTD_freeDStream(w->ds);
 	while (w->nr_heap--)
 		if (w->heap[w->nr_heap].owned)
 			free((void *)w->heap[w->nr_heap].rec.hdr);
