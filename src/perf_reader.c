@@ -26,6 +26,10 @@
  * kernel's attr; beyond that the header is garbage. */
 #define MIN_ATTR_SIZE (PERF_ATTR_SIZE_VER0 + 16)
 #define MAX_ATTR_SIZE 4096
+/* Time-ordered mode queues at most this much (entries and copied records); past it the oldest
+ * half is delivered early, as perf does when its ordered-events memory runs out. Bounds memory
+ * for files without rounds and for compressed data that decompresses to far more than it takes. */
+#define ORDERED_MAX_BYTES ((size_t)256 << 20)
 /* Decompression buffer: room for a partial record carried over (< 64 KiB) plus fresh output. */
 #define PEND_CAP (4 * 65536)
 
@@ -63,6 +67,7 @@ struct perf_reader {
 	char reason_buf[128];
 
 	uint64_t nr_unordered;
+	size_t ordered_max_bytes;
 
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
@@ -681,6 +686,8 @@ struct perf_reader *perf_reader__open(const char *path, const struct perf_reader
 	if (!r)
 		return NULL;
 	r->len = st.st_size;
+	r->ordered_max_bytes = opts && opts->ordered_max_bytes ? opts->ordered_max_bytes :
+								  ORDERED_MAX_BYTES;
 	if (r->len < PIPE_HEADER_SIZE) {
 		reason = "file too small to be a perf.data file";
 		err = -EINVAL;
@@ -844,6 +851,7 @@ struct walk {
 	struct qent *heap;
 	size_t nr_heap, cap_heap;
 	uint64_t seq, next_flush, max_time, last_flush;
+	size_t queued_bytes;
 };
 
 static int fail(struct walk *w, int err)
@@ -1058,6 +1066,7 @@ static int flush_until(struct walk *w, uint64_t limit)
 		w->heap[0] = w->heap[--w->nr_heap];
 		heap_down(w, 0);
 		w->last_flush = e.time;
+		w->queued_bytes -= sizeof(e) + (e.owned ? e.rec.hdr->size : 0);
 		err = w->fn(&e.rec, w->ctx);
 		if (e.owned)
 			free((void *)e.rec.hdr);
@@ -1112,6 +1121,12 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec, bo
 		e->rec.hdr = copy;
 	}
 	heap_up(w, w->nr_heap++);
+	w->queued_bytes += sizeof(*e) + (e->owned ? rec->hdr->size : 0);
+	if (w->queued_bytes > w->r->ordered_max_bytes) {
+		while (w->nr_heap && w->queued_bytes > w->r->ordered_max_bytes / 2)
+			if (flush_until(w, w->heap[0].time))
+				return STOP;
+	}
 	return 0;
 }
 

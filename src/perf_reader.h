@@ -20,6 +20,9 @@ struct perf_reader_opts {
 	/* When set, open stores here a static string saying why it failed ("not a perf.data
 	 * file", "pipe-mode perf.data is not supported", ...). May be NULL. */
 	const char **ret_reason;
+	/* Memory the time-ordered mode may queue before it delivers the oldest half early
+	 * (0: 256 MiB). */
+	size_t ordered_max_bytes;
 };
 
 /* One attr of the file, copied into a zeroed struct whatever its on-disk size. */
@@ -124,7 +127,8 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx);
  * each FINISHED_ROUND, those not later than the largest time seen at the previous round are
  * delivered sorted (ties in file order); the rest at the end. Records without time and perf's
  * own records are delivered when read, FINISHED_ROUND after its flush. Memory holds one round's
- * records (the whole file when it has no rounds). Returns like perf_reader__for_each. */
+ * records (the whole file when it has no rounds), capped by opts.ordered_max_bytes. Returns like
+ * perf_reader__for_each. */
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx);
 /* Records the last ordered iteration queued with a time older than one already delivered
  * (perf's "N out of order events"). */

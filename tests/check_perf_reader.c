@@ -1092,6 +1092,23 @@ START_TEST(test_ordered_rounds)
 		ck_assert_uint_eq(got.v[i].time, i);
 	free(got.v);
 	perf_reader__close(r);
+
+	/* A memory cap of about 10 entries: everything still delivered, oldest first each time. */
+	{
+		struct perf_reader_opts o = { .ordered_max_bytes = 600 };
+		size_t inversions = 0;
+
+		r = perf_reader__open(path_in("norounds.data"), &o);
+		ck_assert_ptr_nonnull(r);
+		got = read_all(r, true);
+		ck_assert_uint_eq(got.n, 50);
+		for (size_t i = 1; i < got.n; i++)
+			inversions += got.v[i].time < got.v[i - 1].time;
+		ck_assert_uint_gt(inversions, 0);
+		ck_assert_uint_lt(inversions, 25);
+		free(got.v);
+		perf_reader__close(r);
+	}
 	free(s.data.p);
 }
 END_TEST
@@ -1135,6 +1152,46 @@ START_TEST(test_attrs_and_ids)
 		perf_reader__close(r);
 		free(s.data.p);
 	}
+}
+END_TEST
+
+/* LOST {id, lost} and LOST_SAMPLES {lost} records, each with the trailer, summed by stats the
+ * way perf report --stats counts them. */
+START_TEST(test_lost_stats)
+{
+	struct synth s;
+	struct perf_reader *r;
+	struct perf_reader_stats st;
+	struct perf_event_header lost = { PERF_RECORD_LOST, 0, 8 + 16 + 24 };
+	struct perf_event_header lost_samples = { PERF_RECORD_LOST_SAMPLES, 0, 8 + 8 + 24 };
+
+	synth_init(&s, 1, 128);
+	comm(&s.data, 100, 1, 1);
+	for (int i = 1; i <= 3; i++) {
+		sample(&s.data, 100, 1, 1, 10 * i);
+		put(&s.data, &lost, 8);
+		put64(&s.data, 100);
+		put64(&s.data, 5 * i);            /* lost */
+		put64(&s.data, 1ULL << 32 | 1);   /* trailer: tid, time, identifier */
+		put64(&s.data, 10 * i + 1);
+		put64(&s.data, 100);
+	}
+	put(&s.data, &lost_samples, 8);
+	put64(&s.data, 7);
+	put64(&s.data, 1ULL << 32 | 1);
+	put64(&s.data, 40);
+	put64(&s.data, 100);
+	synth_write(&s, path_in("lost.data"));
+	r = open_ok(path_in("lost.data"));
+	ck_assert_int_eq(perf_reader__stats(r, &st), 0);
+	ck_assert_uint_eq(st.nr_by_type[PERF_RECORD_LOST], 3);
+	ck_assert_uint_eq(st.total_lost, 30);
+	ck_assert_uint_eq(st.nr_by_type[PERF_RECORD_LOST_SAMPLES], 1);
+	ck_assert_uint_eq(st.total_lost_samples, 7);
+	ck_assert_uint_eq(st.total, 8);
+	ck_assert_int_ge(compare_with_perf(path_in("lost.data"), &st), nr_types(&st) + 1);
+	perf_reader__close(r);
+	free(s.data.p);
 }
 END_TEST
 
@@ -1323,6 +1380,7 @@ Suite *perf_reader_suite(void)
 	tcase_add_test(tc, test_ordered_rounds);
 	tcase_add_test(tc, test_attrs_and_ids);
 	tcase_add_test(tc, test_huge_callchain);
+	tcase_add_test(tc, test_lost_stats);
 	tcase_add_test(tc, test_compressed_damage);
 	suite_add_tcase(s, tc);
 
