@@ -207,11 +207,12 @@ static int trailer_id_pos(uint64_t type)
 int perf_reader__attr_index(const struct perf_reader *r, const struct perf_event_header *rec)
 {
 	const struct perf_event_attr *a0 = &r->attrs[0].attr;
-	size_t words = (rec->size - sizeof(*rec)) / 8;
+	size_t words;
 	int pos;
 
 	if (rec->type >= PERF_RECORD_USER_TYPE_START || rec->size < sizeof(*rec))
 		return -ENOENT;
+	words = (rec->size - sizeof(*rec)) / 8;
 	if (r->nr_attrs == 1)
 		return 0;
 	/* Like perf, the first attr's layout says where the id is; all must agree. */
