@@ -81,6 +81,16 @@ $(B)/tools/%: tests/tools/%.c $(B)/libprecord.a
 
 test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS)
 
+# libFuzzer target for the perf.data reader (tests/fuzz/fuzz_reader.c); run it with
+# build/fuzz_reader -max_total_time=120 tests/corpus
+FUZZ_CC ?= clang
+FUZZ_SRCS := tests/fuzz/fuzz_reader.c src/perf_reader.c src/perf_sample.c
+fuzz: $(B)/fuzz_reader
+$(B)/fuzz_reader: $(FUZZ_SRCS) src/perf_reader.h src/perf_sample.h src/perf_abi.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs libzstd)
+
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
@@ -126,7 +136,7 @@ uninstall:
 clean:
 	rm -rf $(B) $(PROGS)
 
-.PHONY: all check demo bench install uninstall clean deps test-bins
+.PHONY: all check demo bench install uninstall clean deps test-bins fuzz
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

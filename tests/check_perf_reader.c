@@ -1,0 +1,1393 @@
+/* Tests of perf_reader against real files from `perf record` (counts compared with
+ * `perf report --stats`), against files cut at every offset or with corrupted fields, against a
+ * synthesized precord-style file whose COMPRESSED records hold two threads' frames, and against
+ * the committed corpus of damaged files (tests/corpus). */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "cleanup.h"
+#include "perf_abi.h"
+#include "perf_reader.h"
+#include "perf_sample.h"
+
+static char dir[64];
+
+/* Check records every passing ck_assert (a write to its log): in loops over thousands of cuts
+ * that dominates, so hot loops use this, which only reports failures. */
+#define CHECK(cond, fmt, ...)                                           \
+	do {                                                            \
+		if (!(cond))                                            \
+			ck_abort_msg("%s: " fmt, #cond, ##__VA_ARGS__); \
+	} while (0)
+
+static void make_dir(void)
+{
+	strcpy(dir, "/tmp/check_perf_reader.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static const char *path_in(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
+}
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* ---- file helpers ---- */
+
+struct blob {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void put(struct blob *b, const void *src, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 4096;
+		b->p = realloc(b->p, b->cap);
+		ck_assert_ptr_nonnull(b->p);
+	}
+	memcpy(b->p + b->n, src, n);
+	b->n += n;
+}
+
+static void put64(struct blob *b, uint64_t v)
+{
+	put(b, &v, 8);
+}
+
+static struct blob slurp(const char *path)
+{
+	struct blob b = { 0 };
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	b.n = b.cap = st.st_size;
+	b.p = malloc(b.n + 1);
+	ck_assert_int_eq(read(fd, b.p, b.n), (ssize_t)b.n);
+	close(fd);
+	return b;
+}
+
+static void spit(const char *path, const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
+	close(fd);
+}
+
+/* ---- collecting records ---- */
+
+struct rec {
+	uint32_t type;
+	uint16_t size;
+	uint64_t offset, time;
+	bool compressed;
+	int attr_index;
+	uint64_t sum; /* cheap content fingerprint */
+};
+
+struct recs {
+	struct rec *v;
+	size_t n, cap;
+	const struct perf_reader *r;
+	int bad_samples;
+};
+
+static uint64_t fingerprint(const struct perf_event_header *h)
+{
+	const uint8_t *p = (const void *)h;
+	uint64_t s = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < h->size; i++)
+		s = (s ^ p[i]) * 1099511628211ULL;
+	return s;
+}
+
+static int collect(const struct perf_reader_record *rr, void *ctx)
+{
+	struct recs *rs = ctx;
+	struct rec *e;
+
+	CHECK((uintptr_t)rr->hdr % 8 == 0, "misaligned record");
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? 2 * rs->cap : 256;
+		rs->v = realloc(rs->v, rs->cap * sizeof(*rs->v));
+	}
+	e = &rs->v[rs->n++];
+	e->type = rr->hdr->type;
+	e->size = rr->hdr->size;
+	e->offset = rr->offset;
+	e->time = rr->time;
+	e->compressed = rr->compressed;
+	e->attr_index = rr->attr_index;
+	e->sum = fingerprint(rr->hdr);
+	if (rs->r && rr->attr_index >= 0) {
+		const struct perf_event_attr *a = &perf_reader__attr(rs->r, rr->attr_index)->attr;
+		struct perf_sample s;
+
+		if (rr->hdr->type == PERF_RECORD_SAMPLE) {
+			if (perf_sample__parse(a, rr->hdr, &s) < 0)
+				rs->bad_samples++;
+			else if (s.time != rr->time)
+				rs->bad_samples++;
+		} else if (perf_sample__parse_id(a, rr->hdr, &s) < 0 ||
+			   (rr->time != PERF_READER_NO_TIME && s.time != rr->time)) {
+			rs->bad_samples++;
+		}
+	}
+	return 0;
+}
+
+static struct recs read_all(struct perf_reader *r, bool ordered)
+{
+	struct recs rs = { .r = r };
+	int err = ordered ? perf_reader__for_each_ordered(r, collect, &rs) :
+			    perf_reader__for_each(r, collect, &rs);
+
+	ck_assert_int_eq(err, 0);
+	return rs;
+}
+
+static struct perf_reader *open_ok(const char *path)
+{
+	const char *reason = NULL;
+	struct perf_reader_opts o = { .ret_reason = &reason };
+	struct perf_reader *r = perf_reader__open(path, &o);
+
+	ck_assert_msg(r, "open %s: %s (%s)", path, strerror(errno), reason ? reason : "-");
+	return r;
+}
+
+/* Parse `perf report --stats`; returns how many "NAME events: N" lines of the aggregated part
+ * were found and checks each against ours. */
+static int compare_with_perf(const char *path, const struct perf_reader_stats *st)
+{
+	char cmd[512], line[256];
+	FILE *p;
+	int lines = 0;
+	bool aggregated = false;
+
+	snprintf(cmd, sizeof(cmd), "perf report --stats -i %s 2>/dev/null", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char name[64];
+		unsigned long long n;
+		uint32_t t;
+
+		if (strstr(line, "Aggregated stats:")) {
+			aggregated = true;
+			continue;
+		}
+		if (strstr(line, " stats:"))
+			aggregated = false;
+		if (!aggregated || sscanf(line, " %63[A-Z_0-9] events: %llu", name, &n) != 2)
+			continue;
+		lines++;
+		if (!strcmp(name, "TOTAL")) {
+			ck_assert_uint_eq(st->total, n);
+			continue;
+		}
+		for (t = 1; t < PERF_RECORD_HEADER_MAX; t++)
+			if (perf_reader__type_name(t) && !strcmp(perf_reader__type_name(t), name))
+				break;
+		ck_assert_msg(t < PERF_RECORD_HEADER_MAX, "unknown perf type %s", name);
+		ck_assert_msg(st->nr_by_type[t] == n, "%s: %s perf %llu ours %llu", path, name, n,
+			      (unsigned long long)st->nr_by_type[t]);
+	}
+	pclose(p);
+	return lines;
+}
+
+static uint64_t nr_types(const struct perf_reader_stats *st)
+{
+	uint64_t k = 0;
+
+	for (int t = 0; t < PERF_RECORD_HEADER_MAX; t++)
+		k += st->nr_by_type[t] != 0;
+	return k;
+}
+
+/* ---- real files from perf record ---- */
+
+#define BUSY "sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done'"
+
+/* perf record spends about a second waiting whatever the workload: run them side by side. */
+static void record_files(void)
+{
+	make_dir();
+	ck_assert_int_eq(
+		run("cd %s && "
+		    "{ perf record -q -e cpu-clock -o plain.data -- " BUSY " & "
+		    /* A small ring so that -z writes several COMPRESSED records. */
+		    "perf record -q -z -m 2 -e cpu-clock -o z.data -- " BUSY " & "
+		    "perf record -q -e cpu-clock --call-graph dwarf -o dwarf.data -- " BUSY " & "
+		    "perf record -q -a -e cpu-clock -o sys.data -- sleep 0.2 & "
+		    "perf record -q -e cpu-clock -o small.data -- true & "
+		    "perf record -q -z -e cpu-clock -o small-z.data -- " BUSY " & "
+		    "wait; } 2>/dev/null && "
+		    "test -s plain.data -a -s z.data -a -s dwarf.data -a -s sys.data -a "
+		    "-s small.data -a -s small-z.data", dir), 0);
+}
+
+static void check_real(const char *name, bool compressed)
+{
+	struct perf_reader *r = open_ok(path_in(name));
+	const struct perf_reader_info *in = perf_reader__info(r);
+	struct perf_reader_stats st;
+	struct recs file, ord;
+	uint64_t last = 0;
+	size_t i, nsamples = 0;
+
+	ck_assert_ptr_null(perf_reader__damage(r));
+	ck_assert_uint_eq(perf_reader__warnings(r), 0);
+	ck_assert_int_eq(perf_reader__stats(r, &st), 0);
+	ck_assert_int_ge(compare_with_perf(path_in(name), &st), nr_types(&st) + 1);
+	ck_assert_uint_gt(st.nr_by_type[PERF_RECORD_SAMPLE], 0);
+	ck_assert_uint_eq(st.nr_by_type[PERF_RECORD_COMPRESSED] > 0, compressed);
+
+	/* Features. */
+	ck_assert_ptr_nonnull(in->hostname);
+	ck_assert_ptr_nonnull(in->osrelease);
+	ck_assert_str_eq(in->arch, "x86_64");
+	ck_assert_uint_ge(in->nr_cpus_online, 1);
+	ck_assert_uint_ge(in->nr_cpus_avail, in->nr_cpus_online);
+	ck_assert_int_ge(in->cmdline_argc, 3);
+	ck_assert_str_eq(perf_reader__attr(r, 0)->name, "cpu-clock");
+	ck_assert(perf_reader__has_feature(r, FEAT_EVENT_DESC));
+	if (compressed) {
+		ck_assert_uint_eq(in->comp_type, 1);
+		ck_assert_uint_gt(in->comp_mmap_len, 0);
+	}
+
+	file = read_all(r, false);
+	ord = read_all(r, true);
+	ck_assert_uint_eq(file.n, st.total - st.nr_by_type[PERF_RECORD_COMPRESSED]);
+	ck_assert_uint_eq(ord.n, file.n);
+	ck_assert_int_eq(file.bad_samples, 0);
+	ck_assert_uint_eq(perf_reader__nr_unordered(r), 0);
+	for (i = 0; i < file.n; i++) {
+		ck_assert_uint_eq(file.v[i].compressed, compressed && file.v[i].type < 64 &&
+							    file.v[i].time > 0);
+		nsamples += file.v[i].type == PERF_RECORD_SAMPLE;
+		if (i)
+			ck_assert_uint_ge(file.v[i].offset, file.v[i - 1].offset);
+	}
+	ck_assert_uint_eq(nsamples, st.nr_by_type[PERF_RECORD_SAMPLE]);
+	for (i = 0; i < ord.n; i++) {
+		if (ord.v[i].time == PERF_READER_NO_TIME)
+			continue;
+		ck_assert_uint_ge(ord.v[i].time, last);
+		last = ord.v[i].time;
+	}
+	if (perf_reader__has_feature(r, FEAT_SAMPLE_TIME))
+		ck_assert_uint_le(in->first_sample_time, in->last_sample_time);
+	free(file.v);
+	free(ord.v);
+	perf_reader__close(r);
+}
+
+START_TEST(test_perf_plain)
+{
+	struct perf_reader *r;
+
+	check_real("plain.data", false);
+	/* perf collects build ids at the end of an uncompressed session. */
+	r = open_ok(path_in("plain.data"));
+	ck_assert_uint_gt(perf_reader__info(r)->nr_build_ids, 0);
+	ck_assert_ptr_nonnull(perf_reader__info(r)->build_ids[0].path);
+	ck_assert_uint_eq(perf_reader__info(r)->build_ids[0].id_len, 20);
+	perf_reader__close(r);
+}
+END_TEST
+
+START_TEST(test_perf_compressed)
+{
+	check_real("z.data", true);
+	check_real("small-z.data", true);
+}
+END_TEST
+
+START_TEST(test_perf_dwarf)
+{
+	struct perf_reader *r;
+	const struct perf_event_attr *a;
+
+	check_real("dwarf.data", false);
+	r = open_ok(path_in("dwarf.data"));
+	a = &perf_reader__attr(r, 0)->attr;
+	ck_assert(a->sample_type & PERF_SAMPLE_STACK_USER);
+	ck_assert(a->sample_type & PERF_SAMPLE_REGS_USER);
+	perf_reader__close(r);
+}
+END_TEST
+
+START_TEST(test_perf_system_wide)
+{
+	check_real("sys.data", false);
+}
+END_TEST
+
+/* Dwarf samples decode with a user stack whose dyn_size fits and an IP register. */
+static struct perf_reader *stack_reader;
+static int check_stack(const struct perf_reader_record *rr, void *ctx)
+{
+	size_t *n = ctx;
+	struct perf_sample s;
+	uint64_t ip;
+
+	if (rr->hdr->type != PERF_RECORD_SAMPLE)
+		return 0;
+	ck_assert_int_eq(perf_sample__parse(&perf_reader__attr(stack_reader, 0)->attr, rr->hdr,
+					    &s), 0);
+	if (s.cpumode == PERF_RECORD_MISC_USER && s.stack_size) {
+		ck_assert_uint_le(s.stack_dyn_size, s.stack_size);
+		ck_assert(perf_sample__reg(&s, PERF_X86_IP, &ip));
+		ck_assert_uint_eq(ip, s.ip);
+		n[0]++;
+	}
+	return 0;
+}
+
+START_TEST(test_perf_dwarf_stacks)
+{
+	size_t n[2] = { 0, 0 };
+
+	stack_reader = open_ok(path_in("dwarf.data"));
+	ck_assert_int_eq(perf_reader__for_each(stack_reader, check_stack, n), 0);
+	ck_assert_uint_gt(n[0], 0);
+	perf_reader__close(stack_reader);
+}
+END_TEST
+
+/* Cut a file at every offset: no crash; every record that lies wholly before the damage is
+ * delivered (and no other); the damage offset is at or before the cut. */
+static void truncate_everywhere(const char *name)
+{
+	struct blob b = slurp(path_in(name));
+	struct perf_reader *r = open_ok(path_in(name));
+	struct recs full = read_all(r, false);
+	uint64_t data_off = perf_reader__header(r)->data.offset;
+	const char *cut = path_in("cut.data");
+	size_t len;
+	int fd;
+
+	perf_reader__close(r);
+	spit(cut, b.p, b.n);
+	fd = open(cut, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	for (len = b.n; len-- > 0;) {
+		const struct perf_reader_damage *d;
+		struct recs got = { 0 };
+		size_t expect = 0, i;
+
+		CHECK(ftruncate(fd, len) == 0, "%m");
+		r = perf_reader__open(cut, NULL);
+		if (!r) {
+			CHECK(len < data_off, "open failed at cut %zu: %s", len, strerror(errno));
+			continue;
+		}
+		CHECK(perf_reader__for_each(r, collect, &got) == 0, "cut %zu", len);
+		d = perf_reader__damage(r);
+		CHECK(d, "no damage reported for a cut at %zu", len);
+		CHECK(d->offset <= len, "cut %zu: damage at %lu", len, (unsigned long)d->offset);
+		for (i = 0; i < full.n; i++)
+			expect += full.v[i].offset < d->offset;
+		CHECK(got.n == expect, "cut %zu: %zu records, expected %zu (damage %lu %s)", len,
+		      got.n, expect, (unsigned long)d->offset, d->reason);
+		for (i = 0; i < got.n; i++)
+			CHECK(got.v[i].sum == full.v[i].sum, "cut %zu: record %zu differs", len, i);
+		free(got.v);
+		/* The ordered walk sees the same records (checked on a sample of the cuts). */
+		if (len % 7 == 0) {
+			got = (struct recs){ 0 };
+			CHECK(perf_reader__for_each_ordered(r, collect, &got) == 0, "cut %zu", len);
+			CHECK(got.n == expect, "cut %zu: ordered %zu of %zu", len, got.n, expect);
+			free(got.v);
+		}
+		perf_reader__close(r);
+	}
+	close(fd);
+	free(full.v);
+	free(b.p);
+}
+
+START_TEST(test_truncate_plain)
+{
+	truncate_everywhere("small.data");
+}
+END_TEST
+
+START_TEST(test_truncate_compressed)
+{
+	truncate_everywhere("small-z.data");
+}
+END_TEST
+
+static struct perf_file_header *hdr_of(struct blob *b)
+{
+	return (struct perf_file_header *)b->p;
+}
+
+static void expect_open_fails(struct blob *b, int err, const char *what)
+{
+	const char *reason = NULL;
+	struct perf_reader_opts o = { .ret_reason = &reason };
+	struct perf_reader *r;
+
+	spit(path_in("bad.data"), b->p, b->n);
+	r = perf_reader__open(path_in("bad.data"), &o);
+	ck_assert_msg(!r, "%s: opened", what);
+	ck_assert_msg(errno == err, "%s: errno %d (%s)", what, errno, reason);
+	ck_assert_ptr_nonnull(reason);
+}
+
+START_TEST(test_corrupt_header)
+{
+	struct blob orig = slurp(path_in("small.data"));
+	struct blob b = { malloc(orig.n), orig.n, orig.n };
+	static const uint64_t huge[] = { UINT64_MAX, UINT64_MAX - 7, 1ULL << 40, 0 };
+	struct perf_reader *r;
+
+#define RESET() memcpy(b.p, orig.p, orig.n)
+	for (size_t i = 0; i < ARRAY_SIZE(huge); i++) {
+		RESET();
+		hdr_of(&b)->attrs.offset = huge[i] ? huge[i] : orig.n - 8;
+		expect_open_fails(&b, EBADMSG, "attrs.offset");
+		RESET();
+		hdr_of(&b)->attrs.size = huge[i] ? huge[i] : 0;
+		expect_open_fails(&b, EBADMSG, "attrs.size");
+		RESET();
+		hdr_of(&b)->attr_size = huge[i];
+		expect_open_fails(&b, EBADMSG, "attr_size");
+		if (huge[i]) {
+			RESET();
+			hdr_of(&b)->data.offset = huge[i];
+			expect_open_fails(&b, EBADMSG, "data.offset");
+		}
+	}
+	RESET();
+	hdr_of(&b)->attr_size = 8;
+	expect_open_fails(&b, EBADMSG, "attr_size 8");
+	/* ids pointing outside the file */
+	RESET();
+	memcpy(b.p + hdr_of(&b)->attrs.offset + hdr_of(&b)->attr_size - 16, &huge[0], 8);
+	expect_open_fails(&b, EBADMSG, "ids.offset");
+	RESET();
+	hdr_of(&b)->size = 96;
+	expect_open_fails(&b, EBADMSG, "header size 96");
+	RESET();
+	hdr_of(&b)->size = 16;
+	expect_open_fails(&b, EPROTONOSUPPORT, "pipe header");
+	RESET();
+	hdr_of(&b)->magic = __builtin_bswap64(PERF_MAGIC2);
+	expect_open_fails(&b, EPROTONOSUPPORT, "big endian");
+	RESET();
+	b.p[0] = 'X';
+	expect_open_fails(&b, EINVAL, "magic");
+	b.n = 10;
+	expect_open_fails(&b, EINVAL, "tiny file");
+	b.n = orig.n;
+
+	/* data.size huge: records read to the end of the file, damage reported, nothing lost. */
+	RESET();
+	hdr_of(&b)->data.size = UINT64_MAX - 100;
+	spit(path_in("bad.data"), b.p, b.n);
+	r = open_ok(path_in("bad.data"));
+	{
+		struct recs rs = read_all(r, false);
+		struct perf_reader *o = open_ok(path_in("small.data"));
+		struct recs ro = read_all(o, false);
+
+		ck_assert_ptr_nonnull(perf_reader__damage(r));
+		ck_assert_uint_ge(rs.n, ro.n);
+		free(rs.v);
+		free(ro.v);
+		perf_reader__close(o);
+	}
+	perf_reader__close(r);
+
+	/* Feature section pointing outside the file: data intact, feature damage. */
+	RESET();
+	{
+		struct perf_file_header *h = hdr_of(&b);
+		uint64_t idx = h->data.offset + h->data.size;
+
+		memcpy(b.p + idx, &huge[0], 8);
+		spit(path_in("bad.data"), b.p, b.n);
+		r = open_ok(path_in("bad.data"));
+		ck_assert_ptr_nonnull(perf_reader__damage(r));
+		ck_assert_uint_ge(perf_reader__damage(r)->offset, idx);
+		perf_reader__close(r);
+	}
+	free(b.p);
+	free(orig.p);
+#undef RESET
+}
+END_TEST
+
+/* Records whose size is 0 or not a multiple of 8: records before them all delivered. */
+START_TEST(test_corrupt_record_size)
+{
+	struct blob orig = slurp(path_in("small.data"));
+	struct perf_reader *r = open_ok(path_in("small.data"));
+	struct recs full = read_all(r, false);
+	static const uint16_t sizes[] = { 0, 4, 12, 9 };
+	size_t k;
+
+	perf_reader__close(r);
+	ck_assert_uint_ge(full.n, 6);
+	for (k = 1; k < 6; k++) {
+		for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
+			struct blob b = { malloc(orig.n), orig.n, orig.n };
+			const struct perf_reader_damage *d;
+			struct recs got;
+
+			memcpy(b.p, orig.p, orig.n);
+			/* Don't turn the record into a COMPRESSED one (odd sizes are legal there). */
+			memcpy(b.p + full.v[k].offset + 6, &sizes[s], 2);
+			spit(path_in("bad.data"), b.p, b.n);
+			r = open_ok(path_in("bad.data"));
+			got = read_all(r, false);
+			d = perf_reader__damage(r);
+			ck_assert_ptr_nonnull(d);
+			ck_assert_uint_eq(d->offset, full.v[k].offset);
+			ck_assert_uint_eq(got.n, k);
+			free(got.v);
+			perf_reader__close(r);
+			free(b.p);
+		}
+	}
+	free(full.v);
+	free(orig.p);
+}
+END_TEST
+
+struct comp_pos {
+	uint64_t off[64];
+	uint16_t size[64];
+	int n;
+};
+
+/* Offsets of the COMPRESSED records of a file (walking the headers by hand). */
+static struct comp_pos find_compressed(const struct blob *b)
+{
+	const struct perf_file_header *h = (const void *)b->p;
+	struct comp_pos c = { .n = 0 };
+	uint64_t off = h->data.offset;
+
+	while (off < h->data.offset + h->data.size && c.n < 64) {
+		struct perf_event_header eh;
+
+		memcpy(&eh, b->p + off, sizeof(eh));
+		if (eh.type == PERF_RECORD_COMPRESSED) {
+			c.off[c.n] = off;
+			c.size[c.n++] = eh.size;
+		}
+		off += eh.size;
+	}
+	return c;
+}
+
+START_TEST(test_bad_zstd)
+{
+	struct blob orig = slurp(path_in("z.data"));
+	struct comp_pos c = find_compressed(&orig);
+	struct perf_reader *r = open_ok(path_in("z.data"));
+	struct recs full = read_all(r, false);
+
+	perf_reader__close(r);
+	ck_assert_int_ge(c.n, 3);
+	for (int k = 0; k < c.n && k < 3; k++) {
+		struct blob b = { malloc(orig.n), orig.n, orig.n };
+		const struct perf_reader_damage *d;
+		struct recs got;
+		size_t expect = 0;
+
+		memcpy(b.p, orig.p, orig.n);
+		/* Garbage over the payload (past the frame header in the first record). */
+		memset(b.p + c.off[k] + 8 + (k == 0 ? 16 : 0), 0xa5, c.size[k] - 8 - (k == 0 ? 16 : 0));
+		spit(path_in("bad.data"), b.p, b.n);
+		r = open_ok(path_in("bad.data"));
+		got = read_all(r, false);
+		d = perf_reader__damage(r);
+		ck_assert_ptr_nonnull(d);
+		ck_assert_uint_le(d->offset, c.off[k]);
+		for (size_t i = 0; i < full.n; i++)
+			expect += full.v[i].offset < d->offset;
+		ck_assert_uint_eq(got.n, expect);
+		for (size_t i = 0; i < got.n; i++)
+			ck_assert_uint_eq(got.v[i].sum, full.v[i].sum);
+		free(got.v);
+		perf_reader__close(r);
+		free(b.p);
+	}
+	free(full.v);
+	free(orig.p);
+}
+END_TEST
+
+/* perf report reads a file cleanly: exit 0, nothing alarming on stderr, and its counts are ours. */
+static void perf_reads_cleanly(const char *path)
+{
+	struct perf_reader *r = open_ok(path);
+	struct perf_reader_stats st;
+	struct blob err;
+	char *s;
+
+	ck_assert_ptr_null(perf_reader__damage(r));
+	ck_assert_uint_eq(perf_reader__warnings(r), 0);
+	ck_assert_int_eq(perf_reader__stats(r, &st), 0);
+	ck_assert_int_ge(compare_with_perf(path, &st), nr_types(&st) + 1);
+	ck_assert_int_eq(run("perf report --stdio -i %s >/dev/null 2>%s", path,
+			     path_in("stderr.txt")), 0);
+	err = slurp(path_in("stderr.txt"));
+	err.p[err.n] = 0;
+	for (s = (char *)err.p; *s; s++)
+		*s = *s >= 'A' && *s <= 'Z' ? *s + 32 : *s;
+	/* (perf's kptr_restrict warning is about this machine, not the file: not matched.) */
+	ck_assert_msg(!strstr((char *)err.p, "fail") && !strstr((char *)err.p, "corrupt") &&
+			      !strstr((char *)err.p, "error") &&
+			      !strstr((char *)err.p, "out of order") &&
+			      !strstr((char *)err.p, "properly terminated") &&
+			      !strstr((char *)err.p, "incompatible") &&
+			      !strstr((char *)err.p, "no samples"),
+		      "perf report on %s: %s", path, err.p);
+	free(err.p);
+	perf_reader__close(r);
+}
+
+START_TEST(test_repair_truncated)
+{
+	static const char *const names[] = { "z.data", "plain.data", "dwarf.data" };
+
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+		struct blob b = slurp(path_in(names[k]));
+		const struct perf_file_header *h = (const void *)b.p;
+		struct comp_pos c = find_compressed(&b);
+		struct perf_reader *r;
+		struct recs got, rep;
+
+		/* Cut in the middle of the data section (of the last compressed record). */
+		if (c.n >= 2)
+			b.n = c.off[c.n - 1] + c.size[c.n - 1] / 2;
+		else
+			b.n = h->data.offset + h->data.size * 2 / 3 + 3;
+		spit(path_in("cut.data"), b.p, b.n);
+		r = open_ok(path_in("cut.data"));
+		got = read_all(r, false);
+		ck_assert_ptr_nonnull(perf_reader__damage(r));
+		ck_assert_uint_gt(got.n, 0);
+		ck_assert_int_eq(perf_reader__repair(r, path_in("repaired.data")), 0);
+		perf_reader__close(r);
+
+		perf_reads_cleanly(path_in("repaired.data"));
+		r = open_ok(path_in("repaired.data"));
+		rep = read_all(r, false);
+		ck_assert_uint_eq(rep.n, got.n);
+		for (size_t i = 0; i < rep.n; i++)
+			ck_assert_uint_eq(rep.v[i].sum, got.v[i].sum);
+		free(rep.v);
+		free(got.v);
+		perf_reader__close(r);
+		free(b.p);
+	}
+}
+END_TEST
+
+/* A recorder killed mid-run: data.size 0, no features. Recovered by scanning; repaired. */
+START_TEST(test_killed_recorder)
+{
+	const char *p = path_in("killed.data");
+	struct perf_reader *r;
+	struct recs rs;
+
+	ck_assert_int_eq(run("perf record -q -a -e cpu-clock -o %s -- sleep 1 2>/dev/null & "
+			     "pid=$!; sleep 0.4; kill -9 $pid; wait $pid 2>/dev/null; true", p), 0);
+	r = open_ok(p);
+	ck_assert_uint_eq(perf_reader__header(r)->data.size, 0);
+	ck_assert(perf_reader__warnings(r) & PERF_READER_W_RECOVERED);
+	rs = read_all(r, false);
+	ck_assert_uint_gt(rs.n, 10);
+	ck_assert_int_eq(rs.bad_samples, 0);
+	ck_assert_int_eq(perf_reader__repair(r, path_in("killed-fixed.data")), 0);
+	perf_reader__close(r);
+	free(rs.v);
+	perf_reads_cleanly(path_in("killed-fixed.data"));
+}
+END_TEST
+
+/* precord's way: a stale data.size and no features yet; the records go on past data.size. */
+START_TEST(test_stale_size)
+{
+	struct blob b = slurp(path_in("plain.data"));
+	struct perf_file_header *h = (void *)b.p;
+	struct perf_reader *r = open_ok(path_in("plain.data"));
+	struct recs full = read_all(r, false), got;
+
+	perf_reader__close(r);
+	b.n = h->data.offset + h->data.size;
+	memset(h->features, 0, sizeof(h->features));
+	h->data.size = full.v[full.n / 2].offset - h->data.offset;
+	spit(path_in("stale.data"), b.p, b.n);
+	r = open_ok(path_in("stale.data"));
+	ck_assert(perf_reader__warnings(r) & PERF_READER_W_RECOVERED);
+	ck_assert_ptr_null(perf_reader__damage(r));
+	got = read_all(r, false);
+	ck_assert_uint_eq(got.n, full.n);
+	/* Now with a half-written last record. */
+	perf_reader__close(r);
+	spit(path_in("stale.data"), b.p, b.n - 5);
+	r = open_ok(path_in("stale.data"));
+	ck_assert_ptr_nonnull(perf_reader__damage(r));
+	ck_assert_uint_eq(perf_reader__damage(r)->offset, full.v[full.n - 1].offset);
+	free(got.v);
+	got = read_all(r, false);
+	ck_assert_uint_eq(got.n, full.n - 1);
+	perf_reader__close(r);
+	free(got.v);
+	free(full.v);
+	free(b.p);
+}
+END_TEST
+
+START_TEST(test_pipe_mode)
+{
+	const char *reason = NULL;
+	struct perf_reader_opts o = { .ret_reason = &reason };
+
+	ck_assert_int_eq(run("perf record -q -e cpu-clock -o - -- true > %s 2>/dev/null",
+			     path_in("pipe.data")), 0);
+	ck_assert_ptr_null(perf_reader__open(path_in("pipe.data"), &o));
+	ck_assert_int_eq(errno, EPROTONOSUPPORT);
+	ck_assert_ptr_nonnull(strstr(reason, "pipe"));
+}
+END_TEST
+
+/* ---- synthesized files ---- */
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		     PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD)
+
+struct synth {
+	struct perf_event_attr attr[3];
+	uint32_t attr_disk_size; /* bytes of each attr on disk */
+	uint64_t ids[3][2];
+	size_t nr_ids[3], nr_attrs;
+	struct blob data;
+	bool comp_feature;
+	const char *hostname;
+};
+
+static void synth_init(struct synth *s, size_t nr_attrs, uint32_t disk_size)
+{
+	memset(s, 0, sizeof(*s));
+	s->nr_attrs = nr_attrs;
+	s->attr_disk_size = disk_size;
+	for (size_t i = 0; i < nr_attrs; i++) {
+		struct perf_event_attr *a = &s->attr[i];
+
+		a->type = PERF_TYPE_SOFTWARE;
+		a->size = disk_size;
+		a->config = PERF_COUNT_SW_CPU_CLOCK;
+		a->sample_period = 1000000;
+		a->sample_type = SAMPLE_TYPE;
+		a->sample_id_all = 1;
+		s->ids[i][0] = 100 + 10 * i;
+		s->ids[i][1] = 101 + 10 * i;
+		s->nr_ids[i] = 2;
+	}
+}
+
+static void sample(struct blob *b, uint64_t id, uint64_t ip, uint32_t tid, uint64_t time)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 48 };
+
+	put(b, &h, sizeof(h));
+	put64(b, id);
+	put64(b, ip);
+	put64(b, (uint64_t)tid << 32 | tid);
+	put64(b, time);
+	put64(b, 1000000);
+}
+
+/* COMM with the sample_id_all trailer {tid, time, identifier}. */
+static void comm(struct blob *b, uint64_t id, uint32_t tid, uint64_t time)
+{
+	struct perf_event_header h = { PERF_RECORD_COMM, 0, 8 + 8 + 16 + 24 };
+
+	put(b, &h, sizeof(h));
+	put64(b, (uint64_t)tid << 32 | tid);
+	put(b, "workload\0\0\0\0\0\0\0\0", 16);
+	put64(b, (uint64_t)tid << 32 | tid);
+	put64(b, time);
+	put64(b, id);
+}
+
+static void round_marker(struct blob *b)
+{
+	struct perf_event_header h = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+
+	put(b, &h, sizeof(h));
+}
+
+static void put_string(struct blob *b, const char *str)
+{
+	uint32_t len = (strlen(str) + 1 + 63) / 64 * 64;
+	char pad[256] = { 0 };
+
+	strcpy(pad, str);
+	put(b, &len, 4);
+	put(b, pad, len);
+}
+
+static void synth_write(struct synth *s, const char *path)
+{
+	struct blob f = { 0 };
+	struct perf_file_header h = { 0 };
+	struct blob feats = { 0 }, sect = { 0 };
+	uint64_t ids_off;
+	size_t i;
+
+	h.magic = PERF_MAGIC2;
+	h.size = PERF_HEADER_SIZE;
+	h.attr_size = s->attr_disk_size + 16;
+	h.attrs.offset = PERF_HEADER_SIZE;
+	h.attrs.size = s->nr_attrs * h.attr_size;
+	ids_off = h.attrs.offset + h.attrs.size;
+	put(&f, &h, sizeof(h));
+	for (i = 0; i < s->nr_attrs; i++) {
+		uint8_t buf[512] = { 0 };
+		struct perf_file_section ids = { ids_off, s->nr_ids[i] * 8 };
+
+		memcpy(buf, &s->attr[i], sizeof(s->attr[i]));
+		put(&f, buf, s->attr_disk_size);
+		put(&f, &ids, sizeof(ids));
+		ids_off += ids.size;
+	}
+	for (i = 0; i < s->nr_attrs; i++)
+		put(&f, s->ids[i], s->nr_ids[i] * 8);
+	h.data.offset = f.n;
+	h.data.size = s->data.n;
+	put(&f, s->data.p, s->data.n);
+
+	/* Features in bit order: HOSTNAME (3), COMPRESSED (27). */
+	{
+		uint64_t base = f.n;
+		int nr = !!s->hostname + s->comp_feature;
+		uint64_t off = base + nr * 16;
+
+		if (s->hostname) {
+			struct blob str = { 0 };
+
+			put_string(&str, s->hostname);
+			h.features[0] |= 1ULL << FEAT_HOSTNAME;
+			put64(&feats, off);
+			put64(&feats, str.n);
+			off += str.n;
+			put(&sect, str.p, str.n);
+			free(str.p);
+		}
+		if (s->comp_feature) {
+			uint32_t c[5] = { 1, 1, 1, 3, 65536 };
+
+			h.features[0] |= 1ULL << FEAT_COMPRESSED;
+			put64(&feats, off);
+			put64(&feats, sizeof(c));
+			put(&sect, c, sizeof(c));
+		}
+		if (feats.n)
+			put(&f, feats.p, feats.n);
+		if (sect.n)
+			put(&f, sect.p, sect.n);
+	}
+	memcpy(f.p, &h, sizeof(h));
+	spit(path, f.p, f.n);
+	free(f.p);
+	free(feats.p);
+	free(sect.p);
+}
+
+/* Compress chunk into one frame, fed in `slice`-byte pieces each flushed into its own
+ * COMPRESSED record (so records straddle compressed records), the last piece ending the frame. */
+static void compress_chunk(ZSTD_CCtx *cc, struct blob *out, const struct blob *chunk, size_t slice)
+{
+	size_t pos = 0;
+
+	while (pos < chunk->n) {
+		size_t n = chunk->n - pos < slice ? chunk->n - pos : slice;
+		bool last = pos + n == chunk->n;
+		ZSTD_inBuffer in = { chunk->p + pos, n, 0 };
+		uint8_t buf[65536];
+		ZSTD_outBuffer o = { buf + 8, sizeof(buf) - 8, 0 };
+		size_t rem;
+
+		do {
+			rem = ZSTD_compressStream2(cc, &o, &in, last ? ZSTD_e_end : ZSTD_e_flush);
+			ck_assert(!ZSTD_isError(rem));
+		} while (rem);
+		{
+			struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, 8 + o.pos };
+
+			memcpy(buf, &h, 8);
+			put(out, buf, 8 + o.pos);
+		}
+		pos += n;
+	}
+}
+
+START_TEST(test_precord_interleaved)
+{
+	ZSTD_CCtx *cc[2] = { ZSTD_createCCtx(), ZSTD_createCCtx() };
+	struct blob expect = { 0 };
+	struct synth s;
+	struct perf_reader *r;
+	struct recs got, ord;
+	int chunk, t, i;
+	uint64_t time = 1000;
+
+	synth_init(&s, 1, 128);
+	s.comp_feature = true;
+	s.hostname = "synth";
+	/* A plain synthesized COMM first, as a recorder does. */
+	comm(&s.data, 100, 42, 0);
+	comm(&expect, 100, 42, 0);
+	for (chunk = 0; chunk < 4; chunk++) {
+		for (t = 0; t < 2; t++) {
+			struct blob c = { 0 };
+
+			for (i = 0; i < 40; i++)
+				sample(&c, 100 + t, 0x400000 + chunk * 1000 + t * 100 + i,
+				       42 + t, time += 7 + (i * 13) % 5);
+			put(&expect, c.p, c.n);
+			/* Different slices so the two threads' records split differently. */
+			compress_chunk(cc[t], &s.data, &c, t ? 100 : 333);
+			free(c.p);
+		}
+		round_marker(&s.data);
+		round_marker(&expect);
+	}
+	synth_write(&s, path_in("precord.data"));
+
+	r = open_ok(path_in("precord.data"));
+	ck_assert_str_eq(perf_reader__info(r)->hostname, "synth");
+	ck_assert_uint_eq(perf_reader__info(r)->comp_mmap_len, 65536);
+	got = read_all(r, false);
+	ck_assert_ptr_null(perf_reader__damage(r));
+	ck_assert_uint_eq(perf_reader__warnings(r), 0);
+	ck_assert_int_eq(got.bad_samples, 0);
+	{
+		/* Same records, same bytes, same order as written. */
+		uint64_t off = 0;
+		size_t k = 0;
+
+		while (off < expect.n) {
+			const struct perf_event_header *h = (const void *)(expect.p + off);
+
+			ck_assert_uint_lt(k, got.n);
+			ck_assert_uint_eq(got.v[k].sum, fingerprint(h));
+			ck_assert_uint_eq(got.v[k].compressed,
+					  h->type == PERF_RECORD_SAMPLE);
+			off += h->size;
+			k++;
+		}
+		ck_assert_uint_eq(k, got.n);
+	}
+	/* Time order: the two threads' samples merged. */
+	ord = read_all(r, true);
+	ck_assert_uint_eq(ord.n, got.n);
+	for (size_t k = 1; k < ord.n; k++)
+		if (ord.v[k].time != PERF_READER_NO_TIME && ord.v[k - 1].time != PERF_READER_NO_TIME)
+			ck_assert_uint_ge(ord.v[k].time, ord.v[k - 1].time);
+	free(got.v);
+	free(ord.v);
+	perf_reader__close(r);
+	/* perf 6.1 reads it the same way. */
+	perf_reads_cleanly(path_in("precord.data"));
+	ZSTD_freeCCtx(cc[0]);
+	ZSTD_freeCCtx(cc[1]);
+	free(expect.p);
+	free(s.data.p);
+}
+END_TEST
+
+/* perf's FINISHED_ROUND semantics (reference section 4). */
+START_TEST(test_ordered_rounds)
+{
+	struct synth s;
+	struct perf_reader *r;
+	struct recs got;
+	/* file: 10 30 20 | R | 25 40 | R | 5 ; expected: R 10 20 25 30 R 5 40 */
+	static const uint64_t expect[] = { 0, 10, 20, 25, 30, 0, 5, 40 };
+
+	synth_init(&s, 1, 128);
+	sample(&s.data, 100, 1, 1, 10);
+	sample(&s.data, 100, 1, 1, 30);
+	comm(&s.data, 100, 1, 20);
+	round_marker(&s.data);
+	sample(&s.data, 100, 1, 1, 25);
+	sample(&s.data, 100, 1, 1, 40);
+	round_marker(&s.data);
+	sample(&s.data, 100, 1, 1, 5);
+	synth_write(&s, path_in("rounds.data"));
+	r = open_ok(path_in("rounds.data"));
+	got = read_all(r, true);
+	ck_assert_uint_eq(got.n, ARRAY_SIZE(expect));
+	for (size_t i = 0; i < got.n; i++) {
+		if (!expect[i])
+			ck_assert_uint_eq(got.v[i].type, PERF_RECORD_FINISHED_ROUND);
+		else
+			ck_assert_uint_eq(got.v[i].time, expect[i]);
+	}
+	ck_assert_uint_eq(perf_reader__nr_unordered(r), 1);
+	free(got.v);
+	/* No rounds: everything sorted at the end. */
+	perf_reader__close(r);
+	free(s.data.p);
+	synth_init(&s, 1, 128);
+	for (int i = 0; i < 50; i++)
+		sample(&s.data, 100, 1, 1, (i * 37) % 50);
+	synth_write(&s, path_in("norounds.data"));
+	r = open_ok(path_in("norounds.data"));
+	got = read_all(r, true);
+	ck_assert_uint_eq(got.n, 50);
+	for (size_t i = 0; i < got.n; i++)
+		ck_assert_uint_eq(got.v[i].time, i);
+	free(got.v);
+	perf_reader__close(r);
+
+	/* A memory cap of about 10 entries: everything still delivered, oldest first each time. */
+	{
+		struct perf_reader_opts o = { .ordered_max_bytes = 600 };
+		size_t inversions = 0;
+
+		r = perf_reader__open(path_in("norounds.data"), &o);
+		ck_assert_ptr_nonnull(r);
+		got = read_all(r, true);
+		ck_assert_uint_eq(got.n, 50);
+		for (size_t i = 1; i < got.n; i++)
+			inversions += got.v[i].time < got.v[i - 1].time;
+		ck_assert_uint_gt(inversions, 0);
+		ck_assert_uint_lt(inversions, 25);
+		free(got.v);
+		perf_reader__close(r);
+	}
+	free(s.data.p);
+}
+END_TEST
+
+/* Several attrs, told apart by PERF_SAMPLE_IDENTIFIER; attrs of any on-disk size. */
+START_TEST(test_attrs_and_ids)
+{
+	static const uint32_t sizes[] = { 64, 96, 120, 128, 136, 200 };
+
+	for (size_t k = 0; k < ARRAY_SIZE(sizes); k++) {
+		struct synth s;
+		struct perf_reader *r;
+		struct recs got;
+
+		synth_init(&s, 3, sizes[k]);
+		s.attr[1].config = PERF_COUNT_SW_TASK_CLOCK;
+		sample(&s.data, 111, 1, 1, 10);  /* attr 1 */
+		sample(&s.data, 100, 1, 1, 11);  /* attr 0 */
+		comm(&s.data, 120, 1, 12);       /* attr 2, by its trailer */
+		sample(&s.data, 999, 1, 1, 13);  /* unknown id */
+		synth_write(&s, path_in("attrs.data"));
+		r = open_ok(path_in("attrs.data"));
+		ck_assert_uint_eq(perf_reader__nr_attrs(r), 3);
+		ck_assert_ptr_null(perf_reader__attr(r, 3));
+		ck_assert_uint_eq(perf_reader__attr(r, 1)->attr.config, PERF_COUNT_SW_TASK_CLOCK);
+		ck_assert_uint_eq(perf_reader__attr(r, 2)->nr_ids, 2);
+		ck_assert_uint_eq(perf_reader__attr(r, 2)->ids[1], 121);
+		if (sizes[k] >= 96)
+			ck_assert_uint_eq(perf_reader__attr(r, 0)->attr.sample_type, SAMPLE_TYPE);
+		ck_assert_int_eq(perf_reader__attr_of_id(r, 101), 0);
+		ck_assert_int_eq(perf_reader__attr_of_id(r, 7), -ENOENT);
+		got = read_all(r, false);
+		ck_assert_uint_eq(got.n, 4);
+		ck_assert_int_eq(got.v[0].attr_index, 1);
+		ck_assert_int_eq(got.v[1].attr_index, 0);
+		ck_assert_int_eq(got.v[2].attr_index, 2);
+		ck_assert_uint_eq(got.v[2].time, 12);
+		ck_assert_int_eq(got.v[3].attr_index, -1);
+		ck_assert_uint_eq(got.v[3].time, PERF_READER_NO_TIME);
+		free(got.v);
+		perf_reader__close(r);
+		free(s.data.p);
+	}
+}
+END_TEST
+
+/* LOST {id, lost} and LOST_SAMPLES {lost} records, each with the trailer, summed by stats the
+ * way perf report --stats counts them. */
+START_TEST(test_lost_stats)
+{
+	struct synth s;
+	struct perf_reader *r;
+	struct perf_reader_stats st;
+	struct perf_event_header lost = { PERF_RECORD_LOST, 0, 8 + 16 + 24 };
+	struct perf_event_header lost_samples = { PERF_RECORD_LOST_SAMPLES, 0, 8 + 8 + 24 };
+
+	synth_init(&s, 1, 128);
+	comm(&s.data, 100, 1, 1);
+	for (int i = 1; i <= 3; i++) {
+		sample(&s.data, 100, 1, 1, 10 * i);
+		put(&s.data, &lost, 8);
+		put64(&s.data, 100);
+		put64(&s.data, 5 * i);            /* lost */
+		put64(&s.data, 1ULL << 32 | 1);   /* trailer: tid, time, identifier */
+		put64(&s.data, 10 * i + 1);
+		put64(&s.data, 100);
+	}
+	put(&s.data, &lost_samples, 8);
+	put64(&s.data, 7);
+	put64(&s.data, 1ULL << 32 | 1);
+	put64(&s.data, 40);
+	put64(&s.data, 100);
+	synth_write(&s, path_in("lost.data"));
+	r = open_ok(path_in("lost.data"));
+	ck_assert_int_eq(perf_reader__stats(r, &st), 0);
+	ck_assert_uint_eq(st.nr_by_type[PERF_RECORD_LOST], 3);
+	ck_assert_uint_eq(st.total_lost, 30);
+	ck_assert_uint_eq(st.nr_by_type[PERF_RECORD_LOST_SAMPLES], 1);
+	ck_assert_uint_eq(st.total_lost_samples, 7);
+	ck_assert_uint_eq(st.total, 8);
+	ck_assert_int_ge(compare_with_perf(path_in("lost.data"), &st), nr_types(&st) + 1);
+	perf_reader__close(r);
+	free(s.data.p);
+}
+END_TEST
+
+/* A sample with a hostile callchain length is delivered; perf_sample refuses to decode it. */
+START_TEST(test_huge_callchain)
+{
+	struct synth s;
+	struct perf_reader *r;
+	struct recs got;
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 8 + 8 * 8 };
+
+	synth_init(&s, 1, 128);
+	s.attr[0].sample_type |= PERF_SAMPLE_CALLCHAIN;
+	put(&s.data, &h, 8);
+	put64(&s.data, 100);
+	put64(&s.data, 1);
+	put64(&s.data, 1);
+	put64(&s.data, 1);
+	put64(&s.data, 1);
+	put64(&s.data, UINT64_MAX / 8); /* callchain nr */
+	put64(&s.data, 0x400000);
+	put64(&s.data, 0x400000);
+	synth_write(&s, path_in("callchain.data"));
+	r = open_ok(path_in("callchain.data"));
+	got = read_all(r, false);
+	ck_assert_uint_eq(got.n, 1);
+	ck_assert_int_eq(got.bad_samples, 1);
+	free(got.v);
+	perf_reader__close(r);
+	free(s.data.p);
+}
+END_TEST
+
+/* Decompressed output that is not records, and a stream cut mid-record. */
+START_TEST(test_compressed_damage)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	struct synth s;
+	struct blob c = { 0 };
+	struct perf_reader *r;
+	struct recs got;
+	uint64_t junk[4] = { 0x0000000300000009ULL, 1, 2, 3 }; /* SAMPLE of size 0 */
+
+	synth_init(&s, 1, 128);
+	s.comp_feature = true;
+	sample(&c, 100, 1, 1, 1);
+	compress_chunk(cc, &s.data, &c, 1000);
+	c.n = 0;
+	put(&c, junk, sizeof(junk));
+	compress_chunk(cc, &s.data, &c, 1000);
+	synth_write(&s, path_in("zjunk.data"));
+	r = open_ok(path_in("zjunk.data"));
+	got = read_all(r, false);
+	ck_assert_uint_eq(got.n, 1);
+	ck_assert_ptr_nonnull(perf_reader__damage(r));
+	ck_assert_str_eq(perf_reader__damage(r)->reason, "bad record size inside compressed data");
+	free(got.v);
+	perf_reader__close(r);
+	free(s.data.p);
+
+	/* A frame holding one and a half records. */
+	synth_init(&s, 1, 128);
+	s.comp_feature = true;
+	c.n = 0;
+	sample(&c, 100, 1, 1, 1);
+	sample(&c, 100, 1, 1, 2);
+	c.n -= 16;
+	compress_chunk(cc, &s.data, &c, 1000);
+	synth_write(&s, path_in("zhalf.data"));
+	r = open_ok(path_in("zhalf.data"));
+	got = read_all(r, false);
+	ck_assert_uint_eq(got.n, 1);
+	ck_assert_ptr_nonnull(perf_reader__damage(r));
+	ck_assert_uint_eq(perf_reader__damage(r)->offset, perf_reader__header(r)->data.offset);
+	ck_assert(!(perf_reader__warnings(r) & PERF_READER_W_NO_COMP_FEATURE));
+	free(got.v);
+	perf_reader__close(r);
+	free(s.data.p);
+	free(c.p);
+	ZSTD_freeCCtx(cc);
+}
+END_TEST
+
+/* Replays tests/corpus: every file listed in EXPECT opens (or not) and is damaged (or not) as
+ * recorded there; every file of the directory, listed or not (fuzzer crashers), reads without
+ * crashing through every entry point. */
+static void exercise(const char *path)
+{
+	struct perf_reader *r = perf_reader__open(path, NULL);
+	struct perf_reader_stats st;
+	struct recs rs;
+	char out[300];
+
+	if (!r)
+		return;
+	rs = read_all(r, false);
+	free(rs.v);
+	rs = read_all(r, true);
+	free(rs.v);
+	ck_assert_int_eq(perf_reader__stats(r, &st), 0);
+	snprintf(out, sizeof(out), "%s/replay.data", dir);
+	ck_assert_int_eq(perf_reader__repair(r, out), 0);
+	perf_reader__close(r);
+	/* What repair wrote must read back without damage. */
+	r = open_ok(out);
+	ck_assert_ptr_null(perf_reader__damage(r));
+	perf_reader__close(r);
+}
+
+START_TEST(test_corpus)
+{
+	const char *top = getenv("PRECORD_TOP") ? getenv("PRECORD_TOP") : ".";
+	char path[1024], line[512];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/tests/corpus/EXPECT", top);
+	f = fopen(path, "r");
+	ck_assert_msg(f, "no %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		char name[256], what[32];
+		struct perf_reader *r;
+
+		if (line[0] == '#' || sscanf(line, "%255s %31s", name, what) != 2)
+			continue;
+		snprintf(path, sizeof(path), "%s/tests/corpus/%s", top, name);
+		r = perf_reader__open(path, NULL);
+		if (!strcmp(what, "refused")) {
+			ck_assert_msg(!r, "%s: opened", name);
+		} else {
+			struct recs rs;
+
+			ck_assert_msg(r, "%s: %s", name, strerror(errno));
+			rs = read_all(r, false);
+			free(rs.v);
+			ck_assert_msg((perf_reader__damage(r) != NULL) == !strcmp(what, "damaged"),
+				      "%s: expected %s", name, what);
+			perf_reader__close(r);
+		}
+		exercise(path);
+		n++;
+	}
+	fclose(f);
+	ck_assert_int_ge(n, 10);
+	/* Everything else in the directory (fuzzer finds) too. */
+	snprintf(line, sizeof(line), "ls %s/tests/corpus/ > %s/list", top, dir);
+	ck_assert_int_eq(system(line), 0);
+	snprintf(path, sizeof(path), "%s/list", dir);
+	f = fopen(path, "r");
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		snprintf(path, sizeof(path), "%s/tests/corpus/%s", top, line);
+		exercise(path);
+	}
+	fclose(f);
+}
+END_TEST
+
+Suite *perf_reader_suite(void)
+{
+	Suite *s = suite_create("perf_reader");
+	TCase *tc = tcase_create("perf");
+
+	tcase_add_unchecked_fixture(tc, record_files, remove_dir);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_perf_plain);
+	tcase_add_test(tc, test_perf_compressed);
+	tcase_add_test(tc, test_perf_dwarf);
+	tcase_add_test(tc, test_perf_dwarf_stacks);
+	tcase_add_test(tc, test_perf_system_wide);
+	tcase_add_test(tc, test_truncate_plain);
+	tcase_add_test(tc, test_truncate_compressed);
+	tcase_add_test(tc, test_corrupt_header);
+	tcase_add_test(tc, test_corrupt_record_size);
+	tcase_add_test(tc, test_bad_zstd);
+	tcase_add_test(tc, test_repair_truncated);
+	tcase_add_test(tc, test_killed_recorder);
+	tcase_add_test(tc, test_stale_size);
+	tcase_add_test(tc, test_pipe_mode);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("synth");
+	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_precord_interleaved);
+	tcase_add_test(tc, test_ordered_rounds);
+	tcase_add_test(tc, test_attrs_and_ids);
+	tcase_add_test(tc, test_huge_callchain);
+	tcase_add_test(tc, test_lost_stats);
+	tcase_add_test(tc, test_compressed_damage);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("corpus");
+	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_corpus);
+	suite_add_tcase(s, tc);
+	return s;
+}
