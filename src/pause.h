@@ -4,7 +4,9 @@
  * SIGSTOP/SIGCONT sent through pidfds to every known process. Each pauser has a guardian: a
  * small process forked at creation, outside the target, that thaws the target within
  * milliseconds if the recorder dies without saying goodbye (even by SIGKILL), so the target is
- * never left paused. */
+ * never left paused. Create the pauser early (before rings are mapped and threads started: the
+ * guardian is a fork of the recorder), and do not reap unknown children with waitpid(-1): the
+ * guardian is one, and pauser__free reaps it. */
 #ifndef PRECORD_PAUSE_H
 #define PRECORD_PAUSE_H
 
@@ -54,7 +56,8 @@ int pauser__adopt(struct pauser *p, pid_t pid);
 int pauser__task_new(struct pauser *p, pid_t pid, pid_t tid);
 int pauser__task_exit(struct pauser *p, pid_t pid, pid_t tid);
 
-/* Ask every task of the target to stop, or to run again. They return without waiting for the
+/* Ask every task of the target to stop, or to run again. (With signals, resuming also
+ * continues a process that someone else had stopped meanwhile: SIGCONT cannot tell.) They return without waiting for the
  * kernel to carry it out (pauser__wait_stopped does), so they are cheap enough to call from a
  * reader thread: a write to one cgroup file, or one signal per process plus, on pause, a rescan
  * of the known processes' children in /proc (a safety net for forks not yet reported).
@@ -65,7 +68,8 @@ int pauser__resume(struct pauser *p);
 
 /* Wait until the kernel reports the whole target stopped (cgroup.events "frozen 1",
  * freezer.state FROZEN, every thread of every process in state T/t or dead), at most
- * timeout_ms (0: check once). Returns 0, -ETIMEDOUT, -EINVAL when not paused, or -errno. */
+ * timeout_ms (0: check once). It holds the pauser's lock meanwhile: for tests and the bench,
+ * not for reader threads. Returns 0, -ETIMEDOUT, -EINVAL when not paused, or -errno. */
 int pauser__wait_stopped(struct pauser *p, int timeout_ms);
 
 /* Pause and wait until stopped; *ret_ns is the latency from the request to the kernel's

@@ -249,6 +249,31 @@ static void run_tree(enum pause_mech m)
 	ck_assert_uint_gt(t.shm->nr_slots, 8);
 	ck_assert_int_eq(pauser__wait_stopped(p, 0), -EINVAL);
 
+	/* The latency distribution over quick cycles: the median must be far below the time a
+	 * ring takes to fill (~1 ms at the worst settings is the goal; 50 ms is "broken"). */
+	{
+		enum { N = 31 };
+		uint64_t lat[N];
+
+		for (int i = 0; i < N; i++) {
+			ck_assert_int_eq(pauser__measure_pause(p, 1000, &lat[i]), 0);
+			ck_assert_int_eq(pauser__resume(p), 0);
+			usleep(1000);
+		}
+		for (int i = 1; i < N; i++) /* insertion sort */
+			for (int j = i; j > 0 && lat[j - 1] > lat[j]; j--) {
+				uint64_t x = lat[j];
+
+				lat[j] = lat[j - 1];
+				lat[j - 1] = x;
+			}
+		fprintf(stderr, "pause: %s latency min %llu us, median %llu us, max %llu us\n",
+			pauser__mechanism_name(p), (unsigned long long)lat[0] / 1000,
+			(unsigned long long)lat[N / 2] / 1000, (unsigned long long)lat[N - 1] / 1000);
+		ck_assert_uint_gt(lat[0], 0);
+		ck_assert_uint_lt(lat[N / 2], 50 * 1000000ull);
+	}
+
 	/* Left paused at the end: free must resume, or the workload cannot finish. */
 	ck_assert_int_eq(pauser__pause(p), 0);
 	pauser__free(p);
