@@ -787,8 +787,12 @@ struct pauser *pauser__new_for_command(const struct pauser_opts *opts)
 	case PAUSE_MECH_AUTO:
 		r = cgroup_setup(p, PAUSE_MECH_CGROUP2, opts->cgroup_parent);
 		if (r < 0) {
+			int r2 = r;
+
 			cgroup_teardown(p);
 			r = cgroup_setup(p, PAUSE_MECH_CGROUP1, opts->cgroup_parent);
+			if (r == -ENOTSUP)
+				r = r2; /* "not a v1 freezer" says less than why v2 failed */
 		}
 		if (r < 0 && opts->cgroup_parent)
 			goto err; /* the caller asked for that cgroup: do not fall back silently */

@@ -320,6 +320,22 @@ START_TEST(test_auto_prefers_cgroup)
 	pauser__free(v2);
 	pauser__free(v1);
 	pauser__free(p);
+
+	/* An explicit v1 freezer parent under AUTO gives the v1 freezer there. */
+	v1 = new_or_skip(PAUSE_MECH_CGROUP1);
+	if (v1) {
+		char *parent = strdup(pauser__cgroup_path(v1));
+		struct pauser_opts o = { .cgroup_parent = parent, .no_guardian = true };
+
+		*strrchr(parent, '/') = '\0';
+		p = pauser__new_for_command(&o);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_int_eq(pauser__mechanism(p), PAUSE_MECH_CGROUP1);
+		ck_assert_int_eq(pauser__guardian_pid(p), 0);
+		pauser__free(p);
+		pauser__free(v1);
+		free(parent);
+	}
 }
 END_TEST
 
