@@ -14,8 +14,8 @@ struct lossless;
 struct lossless_opts {
 	size_t nr_rings;
 	unsigned int high_permille, low_permille;
-	pid_t command_pid;      /* a held command to place in a cgroup before it execs; 0: none */
-	const pid_t *pids;      /* -p targets (paused with signals) */
+	const pid_t *pids;      /* -p targets (paused with signals); none: a command, created
+				 * before it is forked and then given to lossless__adopt */
 	size_t nr_pids;
 };
 
@@ -25,11 +25,16 @@ struct lossless_stats {
 	double paused_total, paused_longest; /* seconds */
 	const uint64_t *pauses_by_ring;     /* nr_rings counters: which ring caused each pause */
 	size_t nr_rings;
+	int action_error;       /* first pause/resume failure (-errno), 0 if none */
 };
 
-/* Set up the pauser (and its guardian) for the target. Returns NULL with errno set and, when
+/* Set up the pauser (and its guardian) for the target: before the command is forked, or
+ * before any thread is started (the guardian is a fork of this process). Returns NULL with errno set and, when
  * useful, a malloc'd reason in *ret_why. */
 struct lossless *lossless__new(const struct lossless_opts *opts, char **ret_why);
+
+/* Make the command (forked, held before exec) part of what is paused. Returns 0 or -errno. */
+int lossless__adopt(struct lossless *ll, pid_t pid);
 
 /* A reader saw ring's fill level (per mille); pauses or resumes the target as needed.
  * Thread-safe, lock-free when nothing changes. */

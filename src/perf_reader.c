@@ -780,6 +780,14 @@ bool perf_reader__has_feature(const struct perf_reader *r, int bit)
 	return r->feat_ok[bit / 64] & (1ULL << (bit % 64));
 }
 
+const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *ret_len)
+{
+	if (!perf_reader__has_feature(r, bit))
+		return NULL;
+	*ret_len = r->feat[bit].size;
+	return r->map + r->feat[bit].offset;
+}
+
 unsigned int perf_reader__warnings(const struct perf_reader *r)
 {
 	return r->warnings;

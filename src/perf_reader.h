@@ -114,6 +114,10 @@ const struct perf_reader_info *perf_reader__info(const struct perf_reader *r);
 /* Whether feature bit (FEAT_*) was present and parsed (or, for features not parsed here, present
  * with a section inside the file). */
 bool perf_reader__has_feature(const struct perf_reader *r, int bit);
+
+/* The raw payload of feature section bit (bounds-checked against the file), or NULL when the
+ * file has none. Valid until perf_reader__close. */
+const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *ret_len);
 unsigned int perf_reader__warnings(const struct perf_reader *r);
 /* The earliest damage found so far (by open, or by an iteration that reached it), or NULL. */
 const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r);

@@ -72,6 +72,11 @@ struct perf_writer {
 	int comp_level;
 	size_t comp_mmap_len;
 
+	/* one private feature section (precord's own data), under lock */
+	int private_bit;
+	void *private_data;
+	size_t private_len;
+
 	pthread_mutex_t dso_lock;
 	struct pw_dso *dsos[DSO_BUCKETS];
 };
@@ -189,6 +194,7 @@ int perf_writer__set_round_slots(struct perf_writer *w, unsigned int nr_slots)
 		return -ENOMEM;
 	pthread_mutex_lock(&w->lock);
 	free(w->slot_done);
+	free(w->private_data);
 	w->slot_done = done;
 	w->nr_slots = nr_slots;
 	w->nr_done = 0;
@@ -307,6 +313,25 @@ int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel)
 	return 0;
 }
 
+int perf_writer__set_private_feature(struct perf_writer *w, int bit, const void *data, size_t len)
+{
+	void *copy;
+
+	if (!w || bit <= FEAT_LAST || bit >= FEAT_BITS || !len)
+		return -EINVAL;
+	copy = malloc(len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, len);
+	pthread_mutex_lock(&w->lock);
+	free(w->private_data);
+	w->private_data = copy;
+	w->private_len = len;
+	w->private_bit = bit;
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
 int perf_writer__sync(struct perf_writer *w)
 {
 	struct perf_file_header h;
@@ -390,9 +415,9 @@ static size_t build_ids(struct perf_writer *w, struct fbuf *b)
 
 struct feat_list {
 	uint64_t bits[4];
-	int bit[FEAT_LAST];
-	size_t start[FEAT_LAST]; /* offset of the payload within the payload buffer */
-	size_t end[FEAT_LAST];
+	int bit[FEAT_LAST + 1]; /* perf's features and one private one */
+	size_t start[FEAT_LAST + 1]; /* offset of the payload within the payload buffer */
+	size_t end[FEAT_LAST + 1];
 	int nr;
 };
 
@@ -512,6 +537,12 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 		fbuf__put_u32(b, (uint32_t)w->comp_level);
 		fbuf__put_u32(b, ratio > UINT32_MAX ? UINT32_MAX : (uint32_t)ratio);
 		fbuf__put_u32(b, mmap_len > UINT32_MAX ? UINT32_MAX : (uint32_t)mmap_len);
+		feat_end(l, b);
+	}
+	if (w->private_len) {
+		/* highest bit last: perf walks only the bits it knows, in order */
+		feat_begin(l, b, w->private_bit);
+		fbuf__put(b, w->private_data, w->private_len);
 		feat_end(l, b);
 	}
 	return b->oom ? -ENOMEM : 0;

@@ -73,6 +73,11 @@ void perf_writer__note_compression(struct perf_writer *w, uint64_t raw, uint64_t
  * Returns 0 or -ENOMEM. */
 int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel);
 
+/* Set the payload of a private feature section (bit > FEAT_LAST, which perf 6.1 skips
+ * silently), written at finalize after perf's own features. One private feature at most;
+ * a later call replaces the payload. Returns 0, -EINVAL (bad bit) or -ENOMEM. */
+int perf_writer__set_private_feature(struct perf_writer *w, int bit, const void *data, size_t len);
+
 /* Bring the header's data size up to date (call at least once a second): one pwrite of the
  * header, under the append lock so the size ends on a record boundary; no fsync. A no-op after
  * finalize. Returns 0 or -errno. */

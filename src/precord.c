@@ -206,10 +206,22 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 			(unsigned long long)s->lost_samples);
 	else
 		fprintf(stderr, "[ precord: 0 lost ]\n");
-	if (s->pause_mechanism)
-		fprintf(stderr, "[ precord: lossless via %s: %llu pauses, %.3f s paused (%.1f%% of the run), longest %.3f s ]\n",
+	if (s->pause_mechanism) {
+		fprintf(stderr, "[ precord: lossless via %s: %llu pauses, %.3f s paused (%.1f%% of the run), longest %.3f s",
 			s->pause_mechanism, (unsigned long long)s->pauses, s->paused_total,
 			s->elapsed > 0 ? 100 * s->paused_total / s->elapsed : 0, s->paused_longest);
+		if (s->pauses && s->pauses_by_ring) {
+			fprintf(stderr, "; caused by");
+			for (unsigned int i = 0; i < s->nr_rings && i < RECORD_MAX_RING_STATS; i++)
+				if (s->pauses_by_ring[i])
+					fprintf(stderr, " cpu%d:%llu", s->pause_ring_cpu[i],
+						(unsigned long long)s->pauses_by_ring[i]);
+		}
+		fprintf(stderr, " ]\n");
+		if (s->pause_error)
+			fprintf(stderr, "[ precord: WARNING: pausing the target failed: %s ]\n",
+				strerror(-s->pause_error));
+	}
 	if (verbose)
 		fprintf(stderr, "[ precord: %llu reader passes ]\n", (unsigned long long)s->wakeups);
 }

@@ -19,6 +19,7 @@
 #include "cleanup.h"
 #include "compress.h"
 #include "evlist.h"
+#include "perf_abi.h"
 #include "perf_writer.h"
 #include "ringbuf.h"
 #include "workqueue.h"
@@ -33,6 +34,7 @@ struct reader {
 	size_t nr_rings;
 	struct pollfd *pfds;  /* rings' fds, then the stop eventfd */
 	struct zcomp *zc;
+	size_t slice;         /* drain at most this much before compressing */
 	uint8_t *staging;
 	size_t staged;
 	uint64_t first_time, last_time;
@@ -60,7 +62,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 	struct reader *rd = ctx;
 	struct readers *p = rd->pool;
 
-	if (rd->staged + h->size > STAGING_SIZE)
+	if (rd->staged + h->size > rd->slice && rd->staged)
 		return -1; /* slice full: flush, then this record comes again */
 	memcpy(rd->staging + rd->staged, h, h->size);
 	rd->staged += h->size;
@@ -183,9 +185,11 @@ static bool pass(struct reader *rd)
 		/* Bounded per ring so a busy ring cannot starve the reader's others. */
 		for (size_t got = 0, budget = 2 * ringbuf__size(rb);;) {
 			size_t before = rd->staged;
-			ssize_t n = ringbuf__drain(rb, on_record, rd, STAGING_SIZE - rd->staged);
+			ssize_t n = ringbuf__drain(rb, on_record, rd, rd->slice - rd->staged);
 
 			got += rd->staged - before;
+			if (p->o.hooks.fill)
+				p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
 			if (rd->staged > before)
 				any = true;
 			if (n == -EBADMSG)
@@ -307,6 +311,9 @@ struct readers *readers__start(const struct readers_opts *o)
 		rd->slot = i;
 		rd->rings = calloc(nr_rings / p->nr + 1, sizeof(size_t));
 		rd->pfds = calloc(nr_rings / p->nr + 2, sizeof(struct pollfd));
+		rd->slice = o->max_slice && o->max_slice < STAGING_SIZE ? o->max_slice : STAGING_SIZE;
+		if (rd->slice < PERF_RECORD_MAX_SIZE + 1)
+			rd->slice = PERF_RECORD_MAX_SIZE + 1;
 		rd->staging = malloc(STAGING_SIZE);
 		if (!rd->rings || !rd->pfds || !rd->staging)
 			goto err;

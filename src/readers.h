@@ -34,6 +34,7 @@ struct readers_opts {
 	uint64_t sample_type;         /* of the attrs, to find sample times */
 	bool realtime;                /* try SCHED_FIFO for the reader threads */
 	int poll_ms;                  /* longest sleep between passes (default 100) */
+	size_t max_slice;             /* bytes drained before compressing (0: 1 MiB) */
 	struct readers_hooks hooks;
 };
 

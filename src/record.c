@@ -30,6 +30,7 @@
 #include "target.h"
 #include "workqueue.h"
 #include "lossless.h"
+#include "pause_stats.h"
 
 #define MAX_EVENTS 16
 
@@ -465,7 +466,6 @@ int record__start(struct record *rec)
 	int err;
 
 	raise_nofile();
-	/* The target */
 	if (command) {
 		err = target__check_command(rec->o.argv[0]);
 		if (err) {
@@ -475,10 +475,39 @@ int record__start(struct record *rec)
 						"permission denied (not executable)");
 			return err;
 		}
+	}
+	/* The pauser first: its guardian is a fork of this process, and a command must be in
+	 * the pause cgroup before it execs. */
+	if (rec->o.lossless) {
+		struct lossless_opts lo = {
+			.nr_rings = rec->nr_cpus,
+			.high_permille = rec->o.high_permille,
+			.low_permille = rec->o.low_permille,
+			.pids = rec->o.pids,
+			.nr_pids = rec->o.nr_pids,
+		};
+		char *why = NULL;
+
+		rec->ll = lossless__new(&lo, &why);
+		if (!rec->ll) {
+			err = -errno;
+			seterr(rec, "--lossless: %s", why ? why : strerror(errno));
+			free(why);
+			return err;
+		}
+	}
+	/* The target */
+	if (command) {
 		rec->tgt = target__fork_held(rec->o.argv);
 		if (!rec->tgt) {
 			err = -errno;
 			seterr(rec, "cannot start '%s': %s", rec->o.argv[0], strerror(errno));
+			return err;
+		}
+		err = lossless__adopt(rec->ll, target__pid(rec->tgt));
+		if (err) {
+			seterr(rec, "--lossless: cannot place '%s' where it can be paused: %s",
+			       rec->o.argv[0], strerror(-err));
 			return err;
 		}
 	}
@@ -509,27 +538,6 @@ int record__start(struct record *rec)
 			return -ENOMEM;
 		rec->tids[0] = -1;
 		rec->nr_tids = 1;
-	}
-
-	/* The lossless controller must exist before the command can run. */
-	if (rec->o.lossless) {
-		struct lossless_opts lo = {
-			.nr_rings = rec->nr_cpus,
-			.high_permille = rec->o.high_permille,
-			.low_permille = rec->o.low_permille,
-			.command_pid = command ? target__pid(rec->tgt) : 0,
-			.pids = rec->o.pids,
-			.nr_pids = rec->o.nr_pids,
-		};
-		char *why = NULL;
-
-		rec->ll = lossless__new(&lo, &why);
-		if (!rec->ll) {
-			err = -errno;
-			seterr(rec, "--lossless: %s", why ? why : strerror(errno));
-			free(why);
-			return err;
-		}
 	}
 
 	err = open_events(rec, follow);
@@ -570,6 +578,8 @@ int record__start(struct record *rec)
 			.comp_level = rec->o.comp_level,
 			.sample_type = rec->attrs[0].sample_type,
 			.realtime = rec->o.lossless,
+			/* lossless: small slices, so fill levels are seen between short compressions */
+			.max_slice = rec->o.lossless ? rec->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4 : 0,
 			.hooks = { rec, rec->ll ? on_task : NULL, rec->ll ? on_fill : NULL },
 		};
 
@@ -716,6 +726,22 @@ int record__stop(struct record *rec)
 		err = e;
 		seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
 	}
+	if (rec->ll) {
+		struct lossless_stats ls;
+		struct pause_stats ps = { 0 };
+		struct timespec end;
+
+		lossless__stats(rec->ll, &ls);
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		ps.pauses = ls.pauses;
+		ps.paused_ns = (uint64_t)(ls.paused_total * 1e9);
+		ps.longest_ns = (uint64_t)(ls.paused_longest * 1e9);
+		ps.recording_ns = (uint64_t)(since(&rec->t0, &end) * 1e9);
+		snprintf(ps.mechanism, sizeof(ps.mechanism), "%s", ls.mechanism ? ls.mechanism : "");
+		ps.by_ring = ls.pauses_by_ring;
+		ps.nr_rings = (uint32_t)ls.nr_rings;
+		pause_stats__write(rec->w, &ps);
+	}
 	e = perf_writer__finalize(rec->w);
 	if (e && !err) {
 		err = e;
@@ -761,5 +787,9 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		s->pauses = ls.pauses;
 		s->paused_total = ls.paused_total;
 		s->paused_longest = ls.paused_longest;
+		s->pauses_by_ring = ls.pauses_by_ring;
+		s->pause_error = ls.action_error;
+		for (size_t i = 0; i < ls.nr_rings && i < rec->nr_cpus; i++)
+			s->pause_ring_cpu[i < RECORD_MAX_RING_STATS ? i : RECORD_MAX_RING_STATS - 1] = rec->cpus[i];
 	}
 }

@@ -42,6 +42,8 @@ struct record_opts {
 	void *notice_ctx;
 };
 
+#define RECORD_MAX_RING_STATS 256
+
 struct record_stats {
 	double elapsed;                /* seconds since the target started */
 	uint64_t samples, records, switches;
@@ -54,6 +56,9 @@ struct record_stats {
 	const char *pause_mechanism;   /* NULL unless lossless */
 	uint64_t pauses;
 	double paused_total, paused_longest; /* seconds */
+	const uint64_t *pauses_by_ring; /* nr_rings counters (valid while the session lives) */
+	int pause_ring_cpu[RECORD_MAX_RING_STATS]; /* the CPU of each ring */
+	int pause_error;               /* first failure to pause or resume (-errno) */
 };
 
 struct record;

@@ -1,0 +1,158 @@
+/* --lossless glue: fill reports from the readers go to the watermark controller (bp), whose
+ * transitions pause and resume the target through the pauser. The controller calls on_action
+ * under its own lock, so PAUSE and RESUME reach the pauser in the order they were decided; our
+ * lock makes the final release win over any transition racing with it. */
+#include "lossless.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backpressure.h"
+#include "pause.h"
+
+struct lossless {
+	struct bp *bp;
+	struct pauser *p;
+	pthread_mutex_t lock;
+	atomic_bool released;
+	size_t nr_rings;
+	uint64_t *by_ring;
+	int action_err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void on_action(void *ctx, enum bp_action a, unsigned int ring, uint64_t now)
+{
+	struct lossless *ll = ctx;
+	int r = 0;
+
+	pthread_mutex_lock(&ll->lock);
+	if (!atomic_load(&ll->released)) {
+		if (a == BP_PAUSE)
+			r = pauser__pause(ll->p);
+		else if (a == BP_RESUME)
+			r = pauser__resume(ll->p);
+		if (r < 0 && !ll->action_err)
+			ll->action_err = r;
+	}
+	pthread_mutex_unlock(&ll->lock);
+}
+
+void lossless__free(struct lossless *ll)
+{
+	if (!ll)
+		return;
+	lossless__release(ll);
+	pauser__free(ll->p);
+	bp__free(ll->bp);
+	pthread_mutex_destroy(&ll->lock);
+	free(ll->by_ring);
+	free(ll);
+}
+
+struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
+{
+	struct lossless *ll = calloc(1, sizeof(*ll));
+	int e;
+
+	*ret_why = NULL;
+	if (!ll)
+		return NULL;
+	pthread_mutex_init(&ll->lock, NULL);
+	ll->nr_rings = o->nr_rings;
+	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));
+	if (!ll->by_ring)
+		goto fail;
+	ll->bp = bp__new((unsigned int)o->nr_rings, o->high_permille, o->low_permille);
+	if (!ll->bp) {
+		e = errno;
+		if (asprintf(ret_why, "invalid watermarks (high %u%%, low %u%%): low must be at least 0.1%% and below high, high below 100%%",
+			     o->high_permille / 10, o->low_permille / 10) < 0)
+			*ret_why = NULL;
+		errno = e;
+		goto fail;
+	}
+	if (o->nr_pids)
+		ll->p = pauser__new_for_pids(o->pids, o->nr_pids, NULL);
+	else
+		ll->p = pauser__new_for_command(NULL);
+	if (!ll->p) {
+		e = errno;
+		if (asprintf(ret_why, "cannot prepare to pause the target: %s%s", strerror(e),
+			     e == ESRCH ? " (no such process)" :
+			     e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "") < 0)
+			*ret_why = NULL;
+		errno = e;
+		goto fail;
+	}
+	bp__set_action_fn(ll->bp, on_action, ll);
+	return ll;
+fail:
+	e = errno;
+	lossless__free(ll);
+	errno = e;
+	return NULL;
+}
+
+int lossless__adopt(struct lossless *ll, pid_t pid)
+{
+	return ll ? pauser__adopt(ll->p, pid) : 0;
+}
+
+void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille)
+{
+	if (!ll || atomic_load_explicit(&ll->released, memory_order_relaxed))
+		return;
+	bp__report(ll->bp, (unsigned int)ring, permille, now_ns());
+}
+
+void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid)
+{
+	if (!ll)
+		return;
+	if (fork)
+		pauser__task_new(ll->p, (pid_t)pid, (pid_t)tid);
+	else
+		pauser__task_exit(ll->p, (pid_t)pid, (pid_t)tid);
+}
+
+void lossless__release(struct lossless *ll)
+{
+	if (!ll)
+		return;
+	pthread_mutex_lock(&ll->lock);
+	if (!atomic_exchange(&ll->released, true))
+		pauser__resume(ll->p);
+	pthread_mutex_unlock(&ll->lock);
+}
+
+void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
+{
+	struct bp_stats bs;
+
+	memset(s, 0, sizeof(*s));
+	if (!ll)
+		return;
+	bp__stats(ll->bp, now_ns(), &bs);
+	s->mechanism = pauser__mechanism_name(ll->p);
+	s->pauses = bs.nr_pauses;
+	s->paused_total = bs.paused_ns / 1e9;
+	s->paused_longest = bs.longest_pause_ns / 1e9;
+	for (size_t i = 0; i < ll->nr_rings; i++)
+		ll->by_ring[i] = bp__ring_pauses(ll->bp, (unsigned int)i);
+	s->pauses_by_ring = ll->by_ring;
+	s->nr_rings = ll->nr_rings;
+	s->action_error = ll->action_err;
+}
