@@ -36,6 +36,13 @@ struct lossless *lossless__new(const struct lossless_opts *opts, char **ret_why)
 /* Make the command (forked, held before exec) part of what is paused. Returns 0 or -errno. */
 int lossless__adopt(struct lossless *ll, pid_t pid);
 
+struct ringbuf;
+
+/* Start the watcher thread that samples the rings' fill levels every 0.1-0.4 ms (real-time
+ * priority when permitted), independently of the readers. rings must outlive the watcher,
+ * which stops at lossless__release. Returns 0 or -errno. */
+int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n);
+
 /* A reader saw ring's fill level (per mille); pauses or resumes the target as needed.
  * Thread-safe, lock-free when nothing changes. */
 void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille);
