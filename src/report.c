@@ -886,7 +886,7 @@ static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 		 * created by the same thread and call graphs are shown, perf compares the longest
 		 * chain appended to each row, shorter first in callee order, longer first in
 		 * caller order. Without call graphs it skips this (verified against perf 6.1). */
-		if (v->graph && a->pid == b->pid && a->tid == b->tid &&
+		if (r->opts.graph == REPORT_GRAPH_GRAPH && a->pid == b->pid && a->tid == b->tid &&
 		    a->max_depth != b->max_depth) {
 			d = a->max_depth < b->max_depth ? -1 : 1;
 			return r->opts.order == REPORT_ORDER_CALLER ? -d : d;
@@ -1197,6 +1197,13 @@ static void print_dots(FILE *fp, size_t n)
 		fputc('.', fp);
 }
 
+/* perf hides a column filtered down to one value (--comm with a single name) and names the
+ * value in the preamble instead. */
+static bool elided(const struct report *r, enum report_sort_key k)
+{
+	return k == REPORT_SORT_COMM && r->opts.nr_comms == 1;
+}
+
 static void print_headers(const struct report *r, const struct widths *w, FILE *fp)
 {
 	const struct report_opts *o = &r->opts;
@@ -1216,6 +1223,8 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 		for (size_t i = 0; i < o->nr_sort_keys; i++) {
 			const char *h = NULL;
 			size_t wd = 0;
+			if (elided(r, o->sort_keys[i]))
+				continue;
 			switch (o->sort_keys[i]) {
 			case REPORT_SORT_COMM:
 				h = "Command", wd = w->comm;
@@ -1264,6 +1273,8 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 		fprintf(fp, "  %7.2f%%", pct(e->self, r->total_period));
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		bool last = i + 1 == o->nr_sort_keys;
+		if (elided(r, o->sort_keys[i]))
+			continue;
 		fputs("  ", fp);
 		switch (o->sort_keys[i]) {
 		case REPORT_SORT_COMM:
@@ -1842,8 +1853,10 @@ static const char *record_name(unsigned int type)
 	return type < ARRAY_SIZE(names) ? names[type] : NULL;
 }
 
-int report__fprintf_lost_header(FILE *fp, uint64_t total_lost_samples)
+int report__fprintf_preamble(const struct report *r, FILE *fp, uint64_t total_lost_samples)
 {
+	if (r && r->opts.nr_comms == 1)
+		fprintf(fp, "# comm: %s\n", r->opts.comms[0]);
 	fprintf(fp, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", total_lost_samples);
 	return ferror(fp) ? -EIO : 0;
 }

@@ -167,8 +167,10 @@ struct report_stats {
 	struct report_pause_stats pause;
 };
 
-/* The "#\n# Total Lost Samples: N\n#\n" block perf prints before the first event's section. */
-int report__fprintf_lost_header(FILE *fp, uint64_t total_lost_samples);
+/* What perf prints between its "# To display the perf.data header info..." / "#" lines and the
+ * first event's section: "# comm: NAME" when a single --comm hides that column (r may be
+ * NULL), then "#\n# Total Lost Samples: N\n#\n". Returns 0 or -EIO. */
+int report__fprintf_preamble(const struct report *r, FILE *fp, uint64_t total_lost_samples);
 
 /* Print like `perf report --stats`: "Aggregated stats:", one line per record type seen with its
  * share, then per-event SAMPLE / LOST_SAMPLES counts, then precord's pause statistics when
