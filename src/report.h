@@ -1,0 +1,185 @@
+/* The output side of preport: aggregates resolved samples and prints what `perf report` prints
+ * (the --stdio table with Children/Self, call graphs), plus collapsed stacks for flame graphs
+ * and `--stats`. Samples are stored once per unique (thread, stack): a prefix tree of interned
+ * frames plus a counter, so memory grows with the number of distinct stacks, not samples. */
+#ifndef PRECORD_REPORT_H
+#define PRECORD_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct report;
+
+/* One resolved frame. Strings are copied (interned) by report__add_sample: they need to live
+ * only for the duration of the call. */
+struct report_frame {
+	uint64_t ip;        /* absolute address: call-graph lines of unresolved frames show it */
+	uint64_t map_ip;    /* address within the dso (map->map_ip(ip)); equal to ip outside any
+			     * map. The row of an unresolved leaf shows it, like perf */
+	uint64_t sym_start; /* start of sym in the dso, 0 if unknown: two symbols of one name in
+			     * one dso (static functions, plt stubs) stay apart, as in perf */
+	const char *dso;  /* short name as perf shows it ("libc.so.6", "[kernel.kallsyms]");
+			   * NULL: no map, shown as "[unknown]" */
+	const char *sym;  /* NULL: unresolved, shown as its address */
+	bool kernel;      /* kernel-mode frame: "[k]" rather than "[.]" */
+};
+
+struct report_sample {
+	const char *comm;
+	int32_t pid, tid;
+	int32_t cpu;      /* -1 when the file has no PERF_SAMPLE_CPU */
+	uint64_t period;
+	uint64_t time;    /* unused today; samples must simply arrive in time order */
+	size_t nr_frames; /* >= 1: frames[0] is the sampled ip */
+	const struct report_frame *frames; /* leaf first */
+};
+
+enum report_sort_key {
+	REPORT_SORT_COMM,
+	REPORT_SORT_DSO,
+	REPORT_SORT_SYM,
+	REPORT_SORT_PID, /* perf's "pid": one row per thread, printed "tid:comm" */
+	REPORT_SORT_CPU,
+};
+#define REPORT_MAX_SORT_KEYS 8
+
+enum report_graph {
+	REPORT_GRAPH_NONE,  /* -g none, or no callchains recorded */
+	REPORT_GRAPH_GRAPH, /* perf's "graph": tree with absolute percentages */
+};
+
+enum report_order {
+	REPORT_ORDER_DEFAULT, /* perf's: caller with children, callee without */
+	REPORT_ORDER_CALLER,
+	REPORT_ORDER_CALLEE,
+};
+
+struct report_opts {
+	/* Sort keys, in order; nr_sort_keys == 0 means perf's default comm,dso,sym. */
+	enum report_sort_key sort_keys[REPORT_MAX_SORT_KEYS];
+	size_t nr_sort_keys;
+	bool no_children;         /* --no-children */
+	enum report_graph graph;
+	enum report_order order;
+	double min_percent;       /* call-graph threshold in percent of the total; < 0: 0.5 */
+
+	/* Filters. pid/tid/comm behave like perf's: a filtered sample still counts in the totals
+	 * (percentages stay absolute) but makes no row. cpu drops the sample entirely. */
+	const int32_t *pids;
+	size_t nr_pids;
+	const int32_t *tids;
+	size_t nr_tids;
+	const char *const *comms;
+	size_t nr_comms;
+	const int32_t *cpus;
+	size_t nr_cpus;
+};
+
+/* Parse a perf-style --sort list ("comm,dso,sym"; also "symbol", "pid", "tid" (same as pid),
+ * "cpu") into opts. Returns 0, or -EINVAL (unknown or repeated key, too many keys) leaving opts
+ * untouched. */
+int report__parse_sort(const char *list, struct report_opts *opts);
+
+/* Parse perf's -g argument: comma-separated "graph"/"none", "caller"/"callee" and a threshold
+ * number, any subset in any order. Returns 0 or -EINVAL (opts untouched). */
+int report__parse_callgraph(const char *arg, struct report_opts *opts);
+
+/* New empty report. opts may be NULL (perf's defaults). Returns NULL with errno set (ENOMEM,
+ * EINVAL for a bad option). */
+struct report *report__new(const struct report_opts *opts);
+
+/* Add one sample. Cheap (one hash lookup per frame; no allocation once the stack has been
+ * seen). Not thread-safe: call it from one thread; unwinding can run in parallel beforehand.
+ * Returns 0 (also when a filter dropped the sample), -EINVAL (no frames) or -ENOMEM (the
+ * report is unchanged). */
+int report__add_sample(struct report *r, const struct report_sample *s);
+
+/* Totals as perf's header shows them: samples and period counted, filtered rows included. */
+uint64_t report__nr_samples(const struct report *r);
+uint64_t report__total_period(const struct report *r);
+
+/* One row of the table, in output order. Strings belong to the report. */
+struct report_entry {
+	const char *comm;
+	int32_t pid, tid, cpu;      /* meaningful only for the keys that were sorted on */
+	const char *dso;            /* NULL: [unknown] */
+	const char *sym;            /* NULL: unresolved, see addr */
+	uint64_t addr;              /* unresolved: the address perf prints in the row */
+	bool kernel;
+	uint64_t self, children;    /* periods; children == self with no_children */
+	uint64_t nr_samples;        /* samples whose leaf is this entry */
+};
+
+/* Call fn for every row in perf's order. Stops early and returns fn's value when it is not 0.
+ * Returns 0, or -ENOMEM. */
+int report__foreach_entry(struct report *r,
+			  int (*fn)(const struct report_entry *e, void *ctx), void *ctx);
+
+/* Print one event's section like `perf report --stdio`: "# Samples: ... of event 'name'",
+ * "# Event count", column headers, rows and (per opts.graph) call graphs, ending with two
+ * newlines. Returns 0, -ENOMEM, or -EIO when writing failed. */
+int report__fprintf(struct report *r, FILE *fp, const char *event_name);
+
+/* Collapsed stacks, as `perf script | stackcollapse-perf.pl` prints them: one line
+ * "comm;root;...;leaf COUNT" per distinct stack, COUNT in samples, lines sorted bytewise.
+ * Filtered samples are left out. Returns 0, -ENOMEM or -EIO. */
+int report__fprintf_folded(struct report *r, FILE *fp);
+
+/* Call fn once per distinct (comm, stack) of unfiltered samples: names[0] is the comm, then the
+ * frames root first, each named as in the folded output. Strings and the array belong to the
+ * report and are valid during the call. Order: first appearance. Stops and returns fn's value
+ * when it is not 0. Returns 0 or -ENOMEM. */
+int report__foreach_stack(struct report *r,
+			  int (*fn)(const char *const *names, size_t nr, uint64_t samples,
+				    uint64_t period, void *ctx),
+			  void *ctx);
+
+/* Write an interactive SVG flame graph of the unfiltered stacks (see flamegraph.h). title may be
+ * NULL. Returns 0, -ENOMEM or -EIO. */
+int report__fprintf_flamegraph(struct report *r, FILE *fp, const char *title);
+
+void report__free(struct report *r);
+
+/* What --stats prints. The caller counts records while reading. */
+#define REPORT_NR_RECORD_TYPES 128
+
+struct report_event_stats {
+	const char *name;           /* "cpu-clock" */
+	uint64_t nr_samples;
+	uint64_t nr_lost_samples;   /* sum of PERF_RECORD_LOST_SAMPLES.lost for this event */
+};
+
+struct report_pause_stats {
+	bool present;               /* the file was recorded by precord --lossless */
+	uint64_t nr_pauses;
+	uint64_t paused_ns;         /* total time the target was held */
+	uint64_t longest_pause_ns;
+	uint64_t recording_ns;      /* wall time of the recording, 0 if unknown */
+};
+
+struct report_stats {
+	uint64_t nr_events[REPORT_NR_RECORD_TYPES]; /* by PERF_RECORD_* type; [0] ignored */
+	uint64_t total_lost_samples;                /* all events */
+	const struct report_event_stats *events;
+	size_t nr_events_stats;
+	struct report_pause_stats pause;
+};
+
+/* What perf prints between its "# To display the perf.data header info..." / "#" lines and the
+ * first event's section: "# comm: NAME" when a single --comm hides that column (r may be
+ * NULL), then "#\n# Total Lost Samples: N\n#\n". Returns 0 or -EIO. */
+int report__fprintf_preamble(const struct report *r, FILE *fp, uint64_t total_lost_samples);
+
+/* Print like `perf report --stats`: "Aggregated stats:", one line per record type seen with its
+ * share, then per-event SAMPLE / LOST_SAMPLES counts, then precord's pause statistics when
+ * present. Returns 0 or -EIO. */
+int report__fprintf_stats(FILE *fp, const struct report_stats *st);
+
+/* perf's warnings after processing ("Processed N events and lost M chunks!", "Processed N
+ * samples and lost X%!" above 5%). Prints nothing when there is nothing to warn about.
+ * Returns the number of warnings printed or -EIO. */
+int report__fprintf_warnings(FILE *fp, const struct report_stats *st);
+
+#endif
