@@ -26,7 +26,7 @@ DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libz
 	linux-perf systemd procps
 
 B := build
-PROGS := precord preport precordd
+PROGS := $(patsubst src/%.c,%,$(wildcard src/precord.c src/preport.c src/precordd.c))
 MAINS := $(addprefix src/,$(addsuffix .c,$(PROGS)))
 LIB_SRCS := $(filter-out $(MAINS),$(sort $(wildcard src/*.c ringbuf/*.c unwind/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)

@@ -23,7 +23,7 @@ int pause_stats__write(struct perf_writer *w, const struct pause_stats *ps)
 		return -ENOMEM;
 	memcpy(buf, v32, 8);
 	memcpy(buf + 8, v64, 32);
-	strncpy((char *)buf + 40, ps->mechanism, PAUSE_STATS_MECH_LEN - 1);
+	memcpy(buf + 40, ps->mechanism, strnlen(ps->mechanism, PAUSE_STATS_MECH_LEN - 1));
 	if (ps->nr_rings)
 		memcpy(buf + HDR_SIZE, ps->by_ring, (size_t)ps->nr_rings * 8);
 	r = perf_writer__set_private_feature(w, PAUSE_STATS_FEAT, buf, len);
