@@ -24,6 +24,10 @@
  * (<= 21) and the frame end (3): 61440 + ~350 is well below PERF_COMPRESSED_MAX_PAYLOAD. It is
  * also below ZCOMP_MAX_DECOMPRESSED, which the reader's buffer must hold. */
 #define ZCOMP_SLICE (60 * 1024)
+/* Chunks up to this size take the whole-chunk path (see compress_whole). A record then holds
+ * whole blocks of one frame, so it decompresses to at most the chunk. */
+#define ZCOMP_WHOLE_MAX (1024 * 1024)
+_Static_assert(ZCOMP_WHOLE_MAX <= ZCOMP_MAX_DECOMPRESSED, "a record must fit the reader's buffer");
 /* Worst-case padding: up to seven 3-byte empty blocks. */
 #define ZCOMP_MAX_PAD 21
 /* Room kept for the frame end: a 3-byte last empty block (no checksum is written). */
@@ -40,6 +44,8 @@ struct zcomp {
 	ZSTD_CCtx *cctx;
 	uint8_t *out; /* grows to the largest chunk seen, then is reused */
 	size_t cap;
+	uint8_t *frame; /* whole-chunk path: the frame before it is cut into records */
+	size_t frame_cap;
 };
 
 struct zcomp *zcomp__new(int level)
@@ -119,6 +125,119 @@ static size_t pad_len(size_t n)
 	return 3 * ((5 * (n & 7)) & 7);
 }
 
+/* Size of the zstd frame header at f (RFC 8878 3.1.1.1), or 0 when it is not one. */
+static size_t frame_header_size(const uint8_t *f, size_t n)
+{
+	static const uint8_t did[4] = { 0, 1, 2, 4 };
+	uint8_t fhd;
+	size_t fcs;
+
+	if (n < 5 || f[0] != 0x28 || f[1] != 0xb5 || f[2] != 0x2f || f[3] != 0xfd)
+		return 0;
+	fhd = f[4];
+	switch (fhd >> 6) {
+	case 0: fcs = (fhd & 0x20) ? 1 : 0; break;
+	case 1: fcs = 2; break;
+	case 2: fcs = 4; break;
+	default: fcs = 8; break;
+	}
+	n = 5 + ((fhd & 0x20) ? 0 : 1) + did[fhd & 3] + fcs;
+	return n;
+}
+
+/* The whole-chunk path: one frame compressed in one call (zstd's own 128 KiB blocks, no
+ * flushes, so the ratio is what one stream gets), then cut into records at block boundaries.
+ * Every record holds whole blocks, so perf decodes each in one call; the padding (empty raw
+ * blocks) goes at a record's end, or before the last block in the frame's last record. Returns
+ * the output length, or -E2BIG when a single block does not fit a record (incompressible data:
+ * the caller falls back to flushed slices), -ENOMEM, -EIO. */
+static ssize_t compress_whole(struct zcomp *z, const uint8_t *in, size_t len)
+{
+	size_t bound = ZSTD_compressBound(len), n, p, o = 0, rec = 0, body = 0;
+	bool open = false;
+
+	if (z->frame_cap < bound) {
+		uint8_t *f = realloc(z->frame, bound);
+
+		if (!f)
+			return -ENOMEM;
+		z->frame = f;
+		z->frame_cap = bound;
+	}
+	/* the records: at most the frame, plus a header and padding per started 64 KiB */
+	if (reserve(z, bound + (bound / (PERF_COMPRESSED_MAX_PAYLOAD / 2) + 2) * (8 + ZCOMP_MAX_PAD)))
+		return -ENOMEM;
+	if (ZSTD_isError(ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(z->cctx, len)))
+		return -EIO;
+	n = ZSTD_compress2(z->cctx, z->frame, z->frame_cap, in, len);
+	if (ZSTD_isError(n))
+		return -EIO;
+	p = frame_header_size(z->frame, n);
+	if (!p || p > n)
+		return -EIO;
+	/* the frame header opens the first record */
+	rec = o;
+	o += 8;
+	memcpy(z->out + o, z->frame, p);
+	body = p;
+	open = true;
+	while (p < n) {
+		uint32_t bh, type, bsize, blen;
+		bool last;
+
+		if (p + 3 > n)
+			return -EIO;
+		bh = z->frame[p] | (uint32_t)z->frame[p + 1] << 8 | (uint32_t)z->frame[p + 2] << 16;
+		last = bh & 1;
+		type = (bh >> 1) & 3;
+		bsize = bh >> 3;
+		if (type == 3)
+			return -EIO;
+		blen = 3 + (type == 1 ? 1 : bsize);
+		if (p + blen > n)
+			return -EIO;
+		if (8 + blen + ZCOMP_MAX_PAD + 18 > PERF_COMPRESSED_MAX_PAYLOAD)
+			return -E2BIG;
+		/* keep 3 bytes for a trailing empty last block, which must not start a record of
+		 * its own (it would decompress to nothing) */
+		if (open && body && !(last && bsize == 0) &&
+		    body + blen + ZCOMP_MAX_PAD + 3 > PERF_COMPRESSED_MAX_PAYLOAD) {
+			/* close this record: pad after its last block, the next block starts anew */
+			size_t pad = pad_len(body);
+			struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, (uint16_t)(8 + body + pad) };
+
+			memset(z->out + o + body, 0, pad);
+			memcpy(z->out + rec, &h, sizeof(h));
+			o += body + pad;
+			rec = o;
+			o += 8;
+			body = 0;
+		}
+		if (last) {
+			/* padding goes before the last block, where the decoder still expects blocks */
+			size_t pad = pad_len(body + blen);
+
+			memset(z->out + o + body, 0, pad);
+			body += pad;
+		}
+		memcpy(z->out + o + body, z->frame + p, blen);
+		body += blen;
+		p += blen;
+		if (last)
+			break;
+	}
+	if (p != n)
+		return -EIO; /* trailing bytes (a checksum we did not ask for) */
+	{
+		struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, (uint16_t)(8 + body) };
+
+		memcpy(z->out + rec, &h, sizeof(h));
+		o += body;
+	}
+	return (ssize_t)o;
+}
+
 ssize_t zcomp__compress(struct zcomp *z, const void *src, size_t len, const void **ret_out)
 {
 	const uint8_t *in = src;
@@ -127,6 +246,15 @@ ssize_t zcomp__compress(struct zcomp *z, const void *src, size_t len, const void
 	if (!len) {
 		*ret_out = z->out;
 		return 0;
+	}
+	if (len <= ZCOMP_WHOLE_MAX) {
+		ssize_t r = compress_whole(z, in, len);
+
+		if (r >= 0 || r == -ENOMEM) {
+			*ret_out = z->out;
+			return r;
+		}
+		/* -E2BIG / -EIO: flushed slices below always fit */
 	}
 	/* A frame left open by a failed call is abandoned: its records were never written. */
 	if (ZSTD_isError(ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only)) ||
@@ -200,6 +328,7 @@ void zcomp__free(struct zcomp *z)
 	if (!z)
 		return;
 	ZSTD_freeCCtx(z->cctx);
+	free(z->frame);
 	free(z->out);
 	free(z);
 }

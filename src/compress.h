@@ -11,7 +11,7 @@
 
 /* Upper bound of what one emitted record decompresses to; the COMPRESSED feature's mmap_len
  * must be at least this. */
-#define ZCOMP_MAX_DECOMPRESSED (64 * 1024)
+#define ZCOMP_MAX_DECOMPRESSED (1024 * 1024 + 64 * 1024)
 
 struct zcomp;
 

@@ -284,8 +284,8 @@ START_TEST(test_roundtrip_record_interleave_breaks)
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
-	gen_records(&ca, 300000, 2048);
-	gen_records(&cb, 300000, 2048);
+	gen_records(&ca, 1000000, 2048);
+	gen_records(&cb, 1000000, 2048);
 	compress_into(a, ca.p, ca.len, &fa);
 	compress_into(b, cb.p, cb.len, &fb);
 	ck_assert_uint_ge(count_records(fa.p, fa.len), 2);
