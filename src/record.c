@@ -185,6 +185,23 @@ struct record *record__new(const struct record_opts *opts, char **ret_msg)
 		rec->o.output = "perf.data";
 	if (!rec->o.events)
 		rec->o.events = "cycles";
+	if (!rec->o.period) {
+		/* The kernel refuses a frequency above its limit; perf lowers it, so do we. */
+		FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+		unsigned long long max = 0;
+
+		if (f) {
+			if (fscanf(f, "%llu", &max) != 1)
+				max = 0;
+			fclose(f);
+		}
+		if (max && rec->o.freq > max) {
+			notice(rec, "-F %llu is above the kernel's limit; lowering it to %llu "
+				    "(raise kernel.perf_event_max_sample_rate to go higher)",
+			       (unsigned long long)rec->o.freq, max);
+			rec->o.freq = max;
+		}
+	}
 	if (!rec->o.mmap_pages) {
 		long page = sysconf(_SC_PAGESIZE);
 
