@@ -32,3 +32,58 @@ close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d 
 stat_count() {
 	perf report -i "$1" --stats 2>/dev/null | awk -v t="$2" '$1 == t && $2 == "events:" { print $3; f=1; exit } END { if (!f) print 0 }'
 }
+
+# preport's tests. rows CMD...: the table rows of a perf report / preport --stdio run
+# ("PCT [PCT] [x] NAME"), header and blank lines dropped.
+rows() { "$@" 2>/dev/null | grep -E '^ +[0-9]+\.[0-9]+%' || true; }
+# agree WHAT PERF_ROWS PREPORT_ROWS: every row above 1% in perf's table has its counterpart in the
+# same place in preport's, each percentage within 1 point. perf shows functions inlined into a
+# caller as "NAME (inlined)" where preport shows the caller's symbol: such rows are compared by
+# percentages only.
+agree() {
+	awk -v what="$1" '
+		function parse(line, a,   n, i, name) {
+			n = split(line, f, " ")
+			a["p1"] = f[1] + 0; a["p2"] = (f[2] ~ /%$/) ? f[2] + 0 : -1
+			i = (f[2] ~ /%$/) ? 3 : 2
+			name = ""
+			for (k = i; k <= n; k++) name = name (k > i ? " " : "") f[k]
+			a["name"] = name
+		}
+		FNR == NR { perf[FNR] = $0; np = FNR; next }
+		{ pre[FNR] = $0; nq = FNR }
+		END {
+			bad = 0; checked = 0
+			for (r = 1; r <= np; r++) {
+				parse(perf[r], A)
+				if (A["p1"] <= 1 && A["p2"] <= 1) continue
+				checked++
+				if (!(r in pre)) { printf "%s: row %d missing in preport: %s\n", what, r, perf[r]; bad = 1; continue }
+				parse(pre[r], B)
+				d1 = A["p1"] - B["p1"]; d2 = A["p2"] - B["p2"]
+				if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+				same = A["name"] == B["name"] || A["name"] ~ / \(inlined\)$/
+				if (!same || d1 > 1 || d2 > 1) {
+					printf "%s: row %d differs:\n  perf:    %s\n  preport: %s\n", what, r, perf[r], pre[r]
+					bad = 1
+				}
+			}
+			if (checked < 3) { printf "%s: only %d rows above 1%%\n", what, checked; bad = 1 }
+			exit bad
+		}' "$2" "$3" >&2
+}
+# compare_reports WHAT FILE [ARGS...]: perf report and preport agree on FILE in the --no-children
+# and the children views sorted by symbol, and in the default comm,dso,sym view.
+compare_reports() {
+	what=$1 f=$2
+	shift 2
+	for view in "--no-children -g none --sort sym" "--children -g none --sort sym" "--no-children -g none"; do
+		# shellcheck disable=SC2086
+		rows perf report -i "$f" --stdio $view "$@" > "$T/perf.rows"
+		# shellcheck disable=SC2086
+		rows preport -i "$f" $view "$@" > "$T/preport.rows"
+		agree "$what ($view $*)" "$T/perf.rows" "$T/preport.rows" ||
+			{ echo "perf:"; head -n 15 "$T/perf.rows"; echo "preport:"; head -n 15 "$T/preport.rows"; fail "$what: preport disagrees with perf report ($view $*)"; } >&2
+		echo "ok: $what ($view $*): $(awk '$1 + 0 > 1' "$T/perf.rows" | wc -l) rows above 1% agree"
+	done
+}
