@@ -1320,6 +1320,12 @@ int perf_reader__repair(struct perf_reader *r, const char *out_path)
 	walk_fini(&w);
 	if (err < 0)
 		return err;
+	/* perf refuses a file without records (data size 0 reads as a killed recorder, no
+	 * samples is an error): there is nothing to repair into. */
+	if (!rp.written) {
+		unlink(out_path);
+		return -ENODATA;
+	}
 	h.data.size = rp.written;
 
 	/* Feature index right after the data, then the sections copied as they were. */

@@ -552,6 +552,12 @@ int main(int argc, char **argv)
 	if (repair) {
 		int e = perf_reader__repair(r, repair);
 
+		if (e == -ENODATA) {
+			err("cannot repair %s: not one complete record precedes the damage; %s not written",
+			    input, repair);
+			perf_reader__close(r);
+			return EXIT_DAMAGED;
+		}
 		if (e < 0) {
 			err("cannot repair %s into %s: %s", input, repair, strerror(-e));
 			perf_reader__close(r);
