@@ -545,9 +545,9 @@ int main(int argc, char **argv)
 			err("cannot read %s: %s", input, reason ? reason : strerror(e));
 		return EXIT_FAIL;
 	}
-	if (!quiet && (perf_reader__warnings(r) & (1u << PERF_READER_W_RECOVERED)))
-		err("warning: %s was not closed properly (the recorder was killed?); reading the %llu bytes of complete records it holds",
-		    input, (unsigned long long)perf_reader__header(r)->data.size);
+	if (!quiet && (perf_reader__warnings(r) & PERF_READER_W_RECOVERED))
+		err("warning: %s was not closed properly (the recorder was killed?): its header is out of date; reading every complete record it holds",
+		    input);
 
 	if (repair) {
 		int e = perf_reader__repair(r, repair);
@@ -620,7 +620,10 @@ int main(int argc, char **argv)
 				kid = in->build_ids[i].id;
 				kid_len = in->build_ids[i].id_len;
 			}
-		if (kallsyms__matches_running(in->osrelease, kid, kid_len)) {
+		/* A file without features (its recorder was killed) names no kernel: take it
+		 * for this one, as perf does. */
+		if (kallsyms__matches_running(in->osrelease, kid, kid_len) ||
+		    (!in->osrelease && !kid)) {
 			mo.kallsyms = "/proc/kallsyms";
 			mo.running_vdso = true;
 		}
