@@ -70,8 +70,11 @@ for f in perf.data precord.data; do
 	for fn in mix::lib_crunch main_loop_work recurse 'poly_sum&lt;double&gt;' run_round; do
 		grep -q ">$fn<\|$fn (" flame.svg || fail "$f: flame graph lacks $fn"
 	done
-	pct=$(sed -n 's/.*mix::lib_crunch ([0-9,]* samples, \([0-9.]*\)%).*/\1/p' flame.svg | head -n 1)
-	want=$(rows perf report -i "$f" --stdio --no-children -g none --sort sym | awk '$NF == "mix::lib_crunch" { print $1 + 0 }')
+	# A box is inclusive: all boxes of mix::lib_crunch (it does not recurse) add up to perf's
+	# children percentage.
+	pct=$(grep -o '<title>mix::lib_crunch ([0-9,]* samples, [0-9.]*%)' flame.svg |
+		sed 's/.*, \([0-9.]*\)%)/\1/' | awk '{ p += $1 } END { print p + 0 }')
+	want=$(rows perf report -i "$f" --stdio --children -g none --sort sym | awk '$NF == "mix::lib_crunch" { print $1 + 0 }')
 	close_to "${pct:-0}" "${want:-100}" 1 || fail "$f: flame graph gives mix::lib_crunch ${pct:-?}%, perf ${want:-?}%"
 	echo "ok: $f --flamegraph: well-formed, mix::lib_crunch $pct% (perf $want%)"
 
