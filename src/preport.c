@@ -155,8 +155,12 @@ static int flush_batch(struct ctx *c)
 		int n = it->nr_frames < 512 ? it->nr_frames : 512;
 
 		for (int k = 0; k < n; k++) {
-			rf[k].ip = it->frames[k].ip;
-			rf[k].map_ip = it->frames[k].addr;
+			/* perf stores a DWARF-unwound caller at its return address - 1, and shows
+			 * that address when no symbol holds it. */
+			uint64_t adj = it->frames[k].caller ? 1 : 0;
+
+			rf[k].ip = it->frames[k].ip - adj;
+			rf[k].map_ip = it->frames[k].addr - adj;
 			rf[k].sym_start = it->frames[k].sym ? it->frames[k].sym->start : 0;
 			rf[k].dso = short_dso(&it->frames[k]);
 			rf[k].sym = unwind_frame__name(&it->frames[k]);
@@ -454,7 +458,8 @@ int main(int argc, char **argv)
 	_cleanup_free_ int32_t *pids = NULL, *tids = NULL, *cpus = NULL;
 	_cleanup_free_ const char **comms = NULL;
 	size_t nr_pids = 0, nr_tids = 0, nr_cpus = 0, nr_comms = 0;
-	struct report_opts ro = { .min_percent = -1 };
+	/* perf's default: a call graph whenever callchains were recorded */
+	struct report_opts ro = { .min_percent = -1, .graph = REPORT_GRAPH_GRAPH };
 	const char *reason = NULL;
 	struct perf_reader_opts rdo = { .ret_reason = &reason };
 	unsigned int jobs = 0;
