@@ -43,7 +43,7 @@ rows() { "$@" 2>/dev/null | grep -E '^ +[0-9]+\.[0-9]+%' || true; }
 # either stay below 1% or match one of them in both percentages (perf names the frame of
 # __libc_start_main by its inlined body).
 agree() {
-	awk -v what="$1" '
+	awk -v what="$1" -v min="${MIN_ROWS:-3}" '
 		function parse(line, a,   n, i, k, name) {
 			n = split(line, f, " ")
 			a["p1"] = f[1] + 0; a["p2"] = (f[2] ~ /%$/) ? f[2] + 0 : -1
@@ -81,7 +81,7 @@ agree() {
 					bad = 1
 				}
 			}
-			if (checked < 3) { printf "%s: only %d rows above 1%%\n", what, checked; bad = 1 }
+			if (checked < min) { printf "%s: only %d rows above 1%%\n", what, checked; bad = 1 }
 			exit bad
 		}' "$2" "$3" >&2
 }
