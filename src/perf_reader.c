@@ -678,6 +678,11 @@ struct perf_reader *perf_reader__open(const char *path, const struct perf_reader
 		return NULL;
 	if (fstat(fd, &st) < 0)
 		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		set_reason(opts, "is a directory (perf's directory format is not supported)");
+		errno = EISDIR;
+		return NULL;
+	}
 	if (!S_ISREG(st.st_mode)) {
 		set_reason(opts, "not a regular file (pipe-mode perf.data is not supported)");
 		errno = EPROTONOSUPPORT;
