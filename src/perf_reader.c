@@ -678,6 +678,11 @@ struct perf_reader *perf_reader__open(const char *path, const struct perf_reader
 		return NULL;
 	if (fstat(fd, &st) < 0)
 		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		set_reason(opts, "is a directory (perf's directory format is not supported)");
+		errno = EISDIR;
+		return NULL;
+	}
 	if (!S_ISREG(st.st_mode)) {
 		set_reason(opts, "not a regular file (pipe-mode perf.data is not supported)");
 		errno = EPROTONOSUPPORT;
@@ -1320,6 +1325,12 @@ int perf_reader__repair(struct perf_reader *r, const char *out_path)
 	walk_fini(&w);
 	if (err < 0)
 		return err;
+	/* perf refuses a file without records (data size 0 reads as a killed recorder, no
+	 * samples is an error): there is nothing to repair into. */
+	if (!rp.written) {
+		unlink(out_path);
+		return -ENODATA;
+	}
 	h.data.size = rp.written;
 
 	/* Feature index right after the data, then the sections copied as they were. */

@@ -145,7 +145,8 @@ const char *perf_reader__type_name(uint32_t type);
 
 /* Write out_path (created 0600, replaced if it exists) as a clean perf.data: header, attrs with
  * ids, every complete record in file order (compressed content written decompressed) and the
- * features that were readable (minus COMPRESSED). Returns 0 or -errno. */
+ * features that were readable (minus COMPRESSED). Returns 0 or -errno; -ENODATA (and no
+ * out_path) when not one complete record precedes the damage. */
 int perf_reader__repair(struct perf_reader *r, const char *out_path);
 
 /* Unmap and free. NULL is a no-op. */

@@ -155,8 +155,12 @@ static int flush_batch(struct ctx *c)
 		int n = it->nr_frames < 512 ? it->nr_frames : 512;
 
 		for (int k = 0; k < n; k++) {
-			rf[k].ip = it->frames[k].ip;
-			rf[k].map_ip = it->frames[k].addr;
+			/* perf stores a DWARF-unwound caller at its return address - 1, and shows
+			 * that address when no symbol holds it. */
+			uint64_t adj = it->frames[k].caller ? 1 : 0;
+
+			rf[k].ip = it->frames[k].ip - adj;
+			rf[k].map_ip = it->frames[k].addr - adj;
 			rf[k].sym_start = it->frames[k].sym ? it->frames[k].sym->start : 0;
 			rf[k].dso = short_dso(&it->frames[k]);
 			rf[k].sym = unwind_frame__name(&it->frames[k]);
@@ -454,7 +458,8 @@ int main(int argc, char **argv)
 	_cleanup_free_ int32_t *pids = NULL, *tids = NULL, *cpus = NULL;
 	_cleanup_free_ const char **comms = NULL;
 	size_t nr_pids = 0, nr_tids = 0, nr_cpus = 0, nr_comms = 0;
-	struct report_opts ro = { .min_percent = -1 };
+	/* perf's default: a call graph whenever callchains were recorded */
+	struct report_opts ro = { .min_percent = -1, .graph = REPORT_GRAPH_GRAPH };
 	const char *reason = NULL;
 	struct perf_reader_opts rdo = { .ret_reason = &reason };
 	unsigned int jobs = 0;
@@ -545,13 +550,19 @@ int main(int argc, char **argv)
 			err("cannot read %s: %s", input, reason ? reason : strerror(e));
 		return EXIT_FAIL;
 	}
-	if (!quiet && (perf_reader__warnings(r) & (1u << PERF_READER_W_RECOVERED)))
-		err("warning: %s was not closed properly (the recorder was killed?); reading the %llu bytes of complete records it holds",
-		    input, (unsigned long long)perf_reader__header(r)->data.size);
+	if (!quiet && (perf_reader__warnings(r) & PERF_READER_W_RECOVERED))
+		err("warning: %s was not closed properly (the recorder was killed?): its header is out of date; reading every complete record it holds",
+		    input);
 
 	if (repair) {
 		int e = perf_reader__repair(r, repair);
 
+		if (e == -ENODATA) {
+			err("cannot repair %s: not one complete record precedes the damage; %s not written",
+			    input, repair);
+			perf_reader__close(r);
+			return EXIT_DAMAGED;
+		}
 		if (e < 0) {
 			err("cannot repair %s into %s: %s", input, repair, strerror(-e));
 			perf_reader__close(r);
@@ -614,7 +625,10 @@ int main(int argc, char **argv)
 				kid = in->build_ids[i].id;
 				kid_len = in->build_ids[i].id_len;
 			}
-		if (kallsyms__matches_running(in->osrelease, kid, kid_len)) {
+		/* A file without features (its recorder was killed) names no kernel: take it
+		 * for this one, as perf does. */
+		if (kallsyms__matches_running(in->osrelease, kid, kid_len) ||
+		    (!in->osrelease && !kid)) {
 			mo.kallsyms = "/proc/kallsyms";
 			mo.running_vdso = true;
 		}

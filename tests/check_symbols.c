@@ -366,6 +366,41 @@ START_TEST(test_demangle)
 }
 END_TEST
 
+/* demangle__strip_params against the names perf report prints for the same symbols. */
+static void check_short(const char *full, const char *expect)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s", full);
+	demangle__strip_params(buf);
+	ck_assert_str_eq(buf, expect);
+}
+
+START_TEST(test_demangle_short)
+{
+	check_short("foo::bar()", "foo::bar");
+	check_short("int max<int>(int, int)", "max<int>");
+	check_short("double poly_sum<double>(long)", "poly_sum<double>");
+	check_short("unsigned long ns::f<unsigned long>(unsigned long)", "ns::f<unsigned long>");
+	check_short("Mat<24>::mul_into(Mat<24> const&, Mat<24>&) const", "Mat<24>::mul_into");
+	check_short("ns::Map<int, std::vector<double> >::insert(int const&) &&",
+		    "ns::Map<int, std::vector<double> >::insert");
+	check_short("(anonymous namespace)::helper(int)", "(anonymous namespace)::helper");
+	check_short("main::{lambda(int)#1}::operator()(int) const",
+		    "main::{lambda(int)#1}::operator()");
+	check_short("operator delete(void*)", "operator delete");
+	check_short("A::operator<<(int)", "A::operator<<");
+	check_short("A::operator unsigned long() const", "A::operator unsigned long");
+	check_short("f(int) [clone .cold]", "f [clone .cold]");
+	check_short("f(int) [clone .constprop.0] [clone .isra.0]", "f [clone .constprop.0] [clone .isra.0]");
+	/* Not functions: unchanged. */
+	check_short("vtable for std::exception", "vtable for std::exception");
+	check_short("guard variable for foo()::x", "guard variable for foo()::x");
+	check_short("main", "main");
+	check_short("", "");
+}
+END_TEST
+
 START_TEST(test_symbol_name_demangles_once)
 {
 	/* libstdc++'s own table: mangled names come out demangled, C names as they are, and the
@@ -508,6 +543,7 @@ Suite *symbols_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("demangle");
 	tcase_add_test(tc, test_demangle);
+	tcase_add_test(tc, test_demangle_short);
 	tcase_add_test(tc, test_symbol_name_demangles_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("kallsyms");

@@ -11,6 +11,12 @@
  * per call: callers cache the result. */
 char *demangle__name(const char *name);
 
+/* Shortens a demangled name in place to what perf report shows by default: no parameter
+ * list, no cv/ref qualifiers after it and no return type before a template function, e.g.
+ * "int max<int>(int, int)" -> "max<int>", "ns::A::f(int) const" -> "ns::A::f". Names that are
+ * not functions ("vtable for X") are left as they are. Never fails. */
+void demangle__strip_params(char *name);
+
 /* Length of name without its @VERSION / @@VERSION suffix. */
 size_t demangle__strip_version_len(const char *name);
 

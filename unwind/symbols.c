@@ -349,6 +349,10 @@ const char *symbol__name(const struct symbol *sym)
 	if (p)
 		return p;
 	d = demangle__name(s->name);
+	/* perf report shows C++ names without parameters by default; so do we, so that the two
+	 * reports line up (and flame graphs stay readable). */
+	if (d)
+		demangle__strip_params(d);
 	/* Racing threads compute the same string; the loser frees its copy. The release pairs
 	 * with the acquire above. */
 	if (atomic_compare_exchange_strong_explicit(&s->pretty, &expected, d ? d : s->name,

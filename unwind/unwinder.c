@@ -298,6 +298,7 @@ void unwind_frame__resolve(const struct map_snapshot *maps, uint64_t ip, bool ex
 
 	memset(ret, 0, sizeof(*ret));
 	ret->ip = ip;
+	ret->caller = look != ip;
 	ret->kernel = look >= KERNEL_SPACE_START;
 	if (mp) {
 		dso = mp->dso;
@@ -394,7 +395,6 @@ int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
 {
 	bool dwarf = s && s->regs_abi && s->regs && s->stack_size && s->stack;
 	uint64_t context = PERF_CONTEXT_USER;
-	bool first_kernel = true, first_user = true;
 	size_t n = 0;
 
 	if (!s || !max)
@@ -407,13 +407,13 @@ int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
 			context = ip;
 			continue;
 		}
-		if (context == PERF_CONTEXT_KERNEL) {
-			unwind_frame__resolve(maps, ip, first_kernel, &frames[n++]);
-			first_kernel = false;
-		} else if (context == PERF_CONTEXT_USER && !dwarf) {
-			unwind_frame__resolve(maps, ip, first_user, &frames[n++]);
-			first_user = false;
-		}
+		/* perf looks the callchain's return addresses up as they are (only the frames it
+		 * unwinds with DWARF itself are looked up at ip - 1): do the same, so that a call
+		 * ending a function is blamed where perf blames it. */
+		if (context == PERF_CONTEXT_KERNEL)
+			unwind_frame__resolve(maps, ip, true, &frames[n++]);
+		else if (context == PERF_CONTEXT_USER && !dwarf)
+			unwind_frame__resolve(maps, ip, true, &frames[n++]);
 	}
 	if (dwarf && n < max) {
 		u->stats.dwarf_samples++;

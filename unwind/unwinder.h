@@ -30,6 +30,7 @@ struct unwind_frame {
 	const struct symbol *sym;	/* NULL: unknown (perf shows "[unknown]") */
 	uint64_t sym_off;	/* addr - sym->start */
 	bool kernel;
+	bool caller;	/* ip is a return address, looked up at ip - 1 (DWARF-unwound callers) */
 };
 
 struct unwinder_stats {

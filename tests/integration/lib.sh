@@ -32,3 +32,79 @@ close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d 
 stat_count() {
 	perf report -i "$1" --stats 2>/dev/null | awk -v t="$2" '$1 == t && $2 == "events:" { print $3; f=1; exit } END { if (!f) print 0 }'
 }
+
+# preport's tests. rows CMD...: the table rows of a perf report / preport --stdio run
+# ("PCT [PCT] [x] NAME"), header and blank lines dropped.
+rows() { "$@" 2>/dev/null | grep -E '^ +[0-9]+\.[0-9]+%' || true; }
+# agree WHAT PERF_ROWS PREPORT_ROWS: every row above 1% in perf's table has its counterpart in the
+# same place in preport's, each percentage within 1 point. perf adds rows for functions inlined
+# into others ("NAME (inlined)", from the debug info of the call sites), which preport does not
+# expand: those rows are set aside, and a preport row whose name perf does not show at all must
+# either stay below 1% or match one of them in both percentages (perf names the frame of
+# __libc_start_main by its inlined body).
+agree() {
+	awk -v what="$1" -v min="${MIN_ROWS:-3}" '
+		function parse(line, a,   n, i, k, name) {
+			n = split(line, f, " ")
+			a["p1"] = f[1] + 0; a["p2"] = (f[2] ~ /%$/) ? f[2] + 0 : -1
+			i = (f[2] ~ /%$/) ? 3 : 2
+			name = ""
+			for (k = i; k <= n; k++) name = name (k > i ? " " : "") f[k]
+			a["name"] = name
+		}
+		function near(a, b) { return (a - b <= 1 && b - a <= 1) }
+		FNR == NR {
+			parse($0, A)
+			if (A["name"] ~ / \(inlined\)$/) { ni++; i1[ni] = A["p1"]; i2[ni] = A["p2"]; next }
+			np++; perf[np] = $0; known[A["name"]] = 1; next
+		}
+		{
+			parse($0, B)
+			if (!(B["name"] in known)) {
+				if (B["p1"] <= 1 && B["p2"] <= 1) next
+				for (k = 1; k <= ni; k++)
+					if (near(i1[k], B["p1"]) && near(i2[k], B["p2"])) break
+				if (k > ni) { printf "%s: preport row not in perf report: %s\n", what, $0; bad = 1 }
+				next
+			}
+			nq++; pre[nq] = $0
+		}
+		END {
+			for (r = 1; r <= np; r++) {
+				parse(perf[r], A)
+				if (A["p1"] <= 1 && A["p2"] <= 1) continue
+				checked++
+				if (r > nq) { printf "%s: row %d missing in preport: %s\n", what, r, perf[r]; bad = 1; continue }
+				parse(pre[r], B)
+				if (A["name"] != B["name"] || !near(A["p1"], B["p1"]) || !near(A["p2"], B["p2"])) {
+					printf "%s: row %d differs:\n  perf:    %s\n  preport: %s\n", what, r, perf[r], pre[r]
+					bad = 1
+				}
+			}
+			if (checked < min) { printf "%s: only %d rows above 1%%\n", what, checked; bad = 1 }
+			exit bad
+		}' "$2" "$3" >&2
+}
+# compare_reports WHAT FILE [ARGS...]: perf report and preport agree on FILE in the --no-children
+# and the children views sorted by symbol, and in the default comm,dso,sym view (or in the views
+# listed in $VIEWS, separated by '|').
+compare_reports() {
+	_what=$1 _f=$2
+	shift 2
+	_extra=$*
+	_views=${VIEWS:-"--no-children -g none --sort sym|--children -g none --sort sym|--no-children -g none"}
+	_IFS=$IFS
+	IFS='|'
+	# shellcheck disable=SC2086
+	set -- $_views
+	IFS=$_IFS
+	for _view in "$@"; do
+		# shellcheck disable=SC2086
+		rows perf report -i "$_f" --stdio $_view $_extra > "$T/perf.rows"
+		# shellcheck disable=SC2086
+		rows preport -i "$_f" $_view $_extra > "$T/preport.rows"
+		agree "$_what ($_view $_extra)" "$T/perf.rows" "$T/preport.rows" ||
+			{ echo "perf:"; head -n 15 "$T/perf.rows"; echo "preport:"; head -n 15 "$T/preport.rows"; fail "$_what: preport disagrees with perf report ($_view $_extra)"; } >&2
+		echo "ok: $_what ($_view${_extra:+ $_extra}): $(awk '$1 + 0 > 1' "$T/perf.rows" | wc -l) rows above 1% agree"
+	done
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# preport agrees with perf report on the same file: per-symbol self and children percentages
+# within 1 point of perf's, in the same order, for every symbol above 1%. The workload is C++
+# built without frame pointers (time in a shared library, the main binary, a recursion and
+# template instances), recorded by perf with --call-graph dwarf plain and -z, by perf with
+# --call-graph fp (the frame-pointer build), and by precord (DWARF, and fp).
+. "$(dirname "$0")/lib.sh"
+
+command -v perf > /dev/null 2>&1 || skip "perf is not installed"
+[ -x "$W/mixed" ] && [ -x "$W/mixed-fp" ] || fail "the mixed workloads are missing (make test-bins)"
+
+perf record -q -e cpu-clock --call-graph dwarf -o dwarf.data "$W/mixed" 1 > /dev/null 2>&1 ||
+	fail "perf record --call-graph dwarf failed"
+compare_reports "perf dwarf" dwarf.data
+
+perf record -q -z -e cpu-clock --call-graph dwarf -o dwarf-z.data "$W/mixed" 1 > /dev/null 2>&1 ||
+	fail "perf record -z --call-graph dwarf failed"
+compare_reports "perf dwarf -z" dwarf-z.data
+
+perf record -q -e cpu-clock --call-graph fp -o fp.data "$W/mixed-fp" 1 > /dev/null 2>&1 ||
+	fail "perf record --call-graph fp failed"
+compare_reports "perf fp" fp.data
+
+precord -q -e cpu-clock -o precord.data -- "$W/mixed" 1 > /dev/null || fail "precord failed"
+compare_reports "precord dwarf" precord.data
+
+precord -q -e cpu-clock --call-graph fp -o precord-fp.data -- "$W/mixed-fp" 1 > /dev/null ||
+	fail "precord --call-graph fp failed"
+compare_reports "precord fp" precord-fp.data
+
+# The unwinding must actually find the callers: run_round holds nearly all samples.
+pct=$(rows preport -i dwarf.data --children -g none --sort sym | awk '$NF == "run_round" { print $1 + 0 }')
+close_to "${pct:-0}" 95 5 || fail "run_round children ${pct:-none}%, expected most samples (DWARF unwinding lost callers?)"
+echo ok
