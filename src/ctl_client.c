@@ -187,11 +187,8 @@ static int simple(const char *sock, enum ctl_verb verb)
 		return 1;
 	}
 	n = ctl__format_request(&req, buf, sizeof(buf));
-	if (send(c.fd, buf, (size_t)n, MSG_NOSIGNAL) != n) {
-		fprintf(stderr, "precord ctl: cannot send to %s: %m\n", sock);
-		close(c.fd);
-		return 1;
-	}
+	/* a refusal may close the connection before the request is sent: read it anyway */
+	send(c.fd, buf, (size_t)n, MSG_NOSIGNAL);
 	while ((n = read_line(&c, line, sizeof(line))) == -EINTR)
 		;
 	close(c.fd);
@@ -340,8 +337,10 @@ static int record(const char *sock, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	n = ctl__format_request(&req, buf, sizeof(buf));
-	if (n < 0 || send(c.fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
+	if (n < 0)
 		goto sys_fail;
+	/* a refusal may close the connection before the request is sent: read it anyway */
+	send(c.fd, buf, (size_t)n, MSG_NOSIGNAL);
 	for (;;) {
 		n = read_line(&c, line, sizeof(line));
 		if (n == -EINTR) {
