@@ -557,6 +557,9 @@ static int check_whole(struct parse_ctx *p, const unsigned int *seen_on, unsigne
 		char buf[16384];
 
 		if (getgrnam_r(c->socket_group, &gr, buf, sizeof(buf), &res) || !res) {
+			/* the default group is optional: without it, root only */
+			if (!seen_on[i_group])
+				return 0;
 			*ret_line = seen_on[i_group];
 			return bad(p, "socket_group '%s' does not exist (create it with 'groupadd %s', "
 				   "or set socket_group = none for root only)", c->socket_group,

@@ -35,7 +35,9 @@ struct daemon_config {
 	uint64_t max_age_ms;           /* 0: files are kept whatever their age (default) */
 	char *socket_path;             /* NULL: no control socket (default /run/precord/control) */
 	char *socket_group;            /* NULL: root only (default "precord") */
-	gid_t socket_gid;              /* resolved socket_group; (gid_t)-1 when none */
+	gid_t socket_gid;              /* resolved socket_group; (gid_t)-1 when none, or when
+					* the default group does not exist (a group set in the
+					* file must exist) */
 	uint64_t control_max_duration_ms; /* longest `precord ctl record` (default 10 min) */
 	unsigned int control_max_sessions;/* concurrent ones (default 4) */
 };

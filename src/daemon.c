@@ -1099,6 +1099,9 @@ int daemon__run(struct daemon *d)
 	}
 	logf_(d, LOG_INFO, "ready%s%s", d->ctl ? "; control socket " : "",
 	      d->ctl ? d->cfg.socket_path : "");
+	if (d->ctl && d->cfg.socket_group && d->cfg.socket_gid == (gid_t)-1)
+		logf_(d, LOG_NOTICE, "group %s does not exist: only root may use the control "
+				     "socket", d->cfg.socket_group);
 
 	while (running) {
 		size_t n = 1;

@@ -3,6 +3,7 @@
  * rules between keys, comments, quotes and CRLF, and which changes need a new recording. */
 #include <check.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,16 @@ START_TEST(test_whole_file_rules)
 	expect_bad("socket = none\ntarget = pid:1\ncpus = 0\n", "t.conf:3: cpus applies to");
 	expect_bad("socket_group = no-such-group-here\n",
 		   "t.conf:1: socket_group 'no-such-group-here' does not exist");
+	if (!getgrnam("precord")) {
+		struct daemon_config c;
+		char *msg = NULL;
+
+		/* the default group need not exist: root only then */
+		ck_assert_int_eq(parse("frequency = 5\n", &c, &msg), 0);
+		ck_assert_str_eq(c.socket_group, "precord");
+		ck_assert_uint_eq(c.socket_gid, (gid_t)-1);
+		config__free(&c);
+	}
 	{
 		struct daemon_config c;
 		char *msg = NULL;
