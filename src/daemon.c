@@ -80,7 +80,9 @@ struct daemon {
 	size_t nr_files, cap_files;
 	uint64_t closed_bytes;
 	uint64_t max_growth;        /* largest growth of the open file in one tick (decays) */
-	uint64_t feature_bytes;     /* what finalizing added to the last closed file */
+	uint64_t rot_growth;        /* largest growth of a file during its rotation (the new
+				     * file's synthesis runs while the old one takes ring data,
+				     * then its features are written; decays) */
 	uint64_t start_bytes;       /* size of the last file right after it was opened */
 	uint64_t rotations, deleted, rotate_fail_until_ms;
 	uint64_t past_samples, past_lost; /* of sessions that ended */
@@ -442,6 +444,12 @@ static void stop_session(struct daemon *d)
 	enforce(d, 0);
 }
 
+static uint64_t headroom(const struct daemon *d)
+{
+	/* twice what was seen: a loaded machine makes the next rotation slower */
+	return 2 * d->max_growth + 2 * d->rot_growth + 8192;
+}
+
 /* Returns the name of the file that was closed, or NULL. */
 static const char *rotate(struct daemon *d, char *closed, size_t size)
 {
@@ -451,7 +459,7 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 	int err;
 
 	/* room for the open file, its features and the next file's start */
-	enforce(d, d->cur_bytes + d->feature_bytes + d->start_bytes + 4096);
+	enforce(d, d->cur_bytes + 2 * d->rot_growth + 2 * d->start_bytes + 8192);
 	make_name(d, seq, next, sizeof(next), true);
 	snprintf(old, sizeof(old), "%s", d->cur_path);
 	before = size_of(old);
@@ -472,8 +480,13 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 	{
 		uint64_t after = size_of(old);
 
-		d->feature_bytes = after > before ? after - before : 0;
+		uint64_t g = after > before ? after - before : 0;
+
+		d->rot_growth = g > d->rot_growth ? g : d->rot_growth - d->rot_growth / 8;
 	}
+	logf_(d, LOG_DEBUG, "rotated at %llu bytes (headroom %llu), closed at %llu, new file starts at %llu",
+	      (unsigned long long)before, (unsigned long long)headroom(d), (unsigned long long)size_of(old),
+	      (unsigned long long)size_of(next));
 	close_file(d, old, old_seq);
 	d->rotations++;
 	d->file_started_ms = now_ms();
@@ -489,13 +502,6 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 		snprintf(closed, size, "%.*s", (int)l, b);
 	}
 	return closed;
-}
-
-static uint64_t headroom(const struct daemon *d)
-{
-	uint64_t f = d->feature_bytes > 8192 ? d->feature_bytes : 8192;
-
-	return 2 * d->max_growth + f + 4096;
 }
 
 static void tick_session(struct daemon *d)
@@ -518,8 +524,13 @@ static void tick_session(struct daemon *d)
 	/* the largest recent growth per tick, forgotten slowly */
 	d->max_growth = grow > d->max_growth ? grow : d->max_growth - d->max_growth / 64;
 	d->cur_bytes = size;
+	/* By size once the file would outgrow rotate_size by the next tick; but a file must
+	 * first carry some data of its own (an eighth of rotate_size) beyond its synthesized
+	 * start, or a rotate_size too small for that start would rotate at every tick. */
 	if (now >= d->rotate_fail_until_ms &&
-	    (size + headroom(d) >= d->cfg.rotate_size ||
+	    ((size + headroom(d) >= d->cfg.rotate_size &&
+	      (size >= d->cfg.rotate_size ||
+	       (size > d->start_bytes && size - d->start_bytes >= d->cfg.rotate_size / 8))) ||
 	     (d->cfg.rotate_interval_ms && now - d->file_started_ms >= d->cfg.rotate_interval_ms)))
 		rotate(d, NULL, 0);
 	/* a burst may have outrun the estimate: keep the whole within the budget */

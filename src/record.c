@@ -56,6 +56,9 @@ struct record {
 	struct timespec t0, t_end;
 	struct timespec last_sync;
 	char *rotated_output;  /* the current file's path after record__rotate (owned) */
+	void *kmmap;           /* the kernel MMAP record, kept for rotations: reading kallsyms
+				* again would cost a good part of a second */
+	size_t kmmap_len;
 	char err[512];
 };
 
@@ -124,6 +127,7 @@ void record__free(struct record *rec)
 	free(rec->cpus);
 	free(rec->tids);
 	free(rec->rotated_output);
+	free(rec->kmmap);
 	free(rec);
 }
 
@@ -422,6 +426,21 @@ static int synth_emit(void *ctx, const void *buf, size_t len)
 	return perf_writer__append(rec->w, &iov, 1);
 }
 
+/* The same, keeping a copy for record__rotate. */
+static int synth_emit_kernel(void *ctx, const void *buf, size_t len)
+{
+	struct record *rec = ctx;
+	void *copy = malloc(len);
+
+	if (copy) {
+		memcpy(copy, buf, len);
+		free(rec->kmmap);
+		rec->kmmap = copy;
+		rec->kmmap_len = len;
+	}
+	return synth_emit(ctx, buf, len);
+}
+
 static int synthesize(struct record *rec, bool command)
 {
 	size_t nids;
@@ -434,7 +453,7 @@ static int synthesize(struct record *rec, bool command)
 	};
 	int err;
 
-	err = synthesize__kernel_mmap(&so, synth_emit, rec);
+	err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
 	if (err)
 		return err;
 	if (rec->o.system_wide)
@@ -863,7 +882,10 @@ static int synthesize_again(struct record *rec)
 	_cleanup_free_ pid_t *pids = NULL;
 	int err;
 
-	err = synthesize__kernel_mmap(&so, synth_emit, rec);
+	if (rec->kmmap)
+		err = synth_emit(rec, rec->kmmap, rec->kmmap_len);
+	else
+		err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
 	if (err && err != -EACCES && err != -ENOENT)
 		return err;
 	if (rec->o.system_wide)
