@@ -10,7 +10,7 @@
  *     next file's synthesized start fit too; and each tick deletes more if a burst got close.
  * Leftovers of an earlier run (closed files, and a .partial a crash left) count from start-up.
  * A kill -9 damages at most the .partial file: every other one was finalized and fsync'ed
- * before it got its final name. */
+ * before it got its final name (a file is born .starting, see starting_name()). */
 #include "daemon.h"
 
 #include <dirent.h>
@@ -220,6 +220,12 @@ static int scan_dir(struct daemon *d)
 		struct stat st;
 		uint32_t seq;
 
+		if (!strncmp(de->d_name, "precord-", 8) && strlen(de->d_name) > 14 &&
+		    !strcmp(de->d_name + strlen(de->d_name) - 14, ".data.starting")) {
+			/* a file a crash caught before its first sample: nothing to keep */
+			unlinkat(dirfd(dir), de->d_name, 0);
+			continue;
+		}
 		if (!parse_name(de->d_name, &seq))
 			continue;
 		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -292,6 +298,17 @@ static uint64_t size_of_fd(int fd)
 	struct stat st;
 
 	return fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* A new file is created as .data.starting and becomes .data.partial once its synthesized
+ * start is written and its header says so: a kill meanwhile leaves a .starting file, which
+ * holds no samples and is deleted at the next start, so only the one .partial file can be
+ * damaged. */
+static void starting_name(const char *partial, char *buf, size_t size)
+{
+	size_t l = strlen(partial) - strlen(".partial");
+
+	snprintf(buf, size, "%.*s.starting", (int)l, partial);
 }
 
 /* The finalized file at path (a .partial) gets its final name and joins the closed list. */
@@ -378,7 +395,7 @@ static int start_session(struct daemon *d)
 		.notice = on_notice,
 		.notice_ctx = d,
 	};
-	char *why = NULL;
+	char *why = NULL, starting[PATH_MAX];
 	int err;
 
 	free(d->rec_pids);
@@ -396,7 +413,8 @@ static int start_session(struct daemon *d)
 	enforce(d, d->cfg.rotate_size);
 	d->cur_seq = d->next_seq++;
 	make_name(d, d->cur_seq, d->cur_path, sizeof(d->cur_path), true);
-	ro.output = d->cur_path;
+	starting_name(d->cur_path, starting, sizeof(starting));
+	ro.output = starting;
 	d->rec = record__new(&ro, &why);
 	if (!d->rec) {
 		err = -errno;
@@ -409,9 +427,12 @@ static int start_session(struct daemon *d)
 		seterr(d, "%s", record__error(d->rec));
 		record__free(d->rec);
 		d->rec = NULL;
-		unlink(d->cur_path);
+		unlink(starting);
 		return err;
 	}
+	record__sync(d->rec);
+	if (rename(starting, d->cur_path) < 0)
+		snprintf(d->cur_path, sizeof(d->cur_path), "%s", starting);
 	d->file_started_ms = now_ms();
 	d->cur_bytes = d->start_bytes = size_of(d->cur_path);
 	d->max_growth = 0;
@@ -453,7 +474,7 @@ static uint64_t headroom(const struct daemon *d)
 /* Returns the name of the file that was closed, or NULL. */
 static const char *rotate(struct daemon *d, char *closed, size_t size)
 {
-	char next[PATH_MAX], old[PATH_MAX];
+	char next[PATH_MAX], old[PATH_MAX], starting[PATH_MAX];
 	uint32_t seq = d->next_seq, old_seq = d->cur_seq;
 	uint64_t before;
 	int err;
@@ -461,10 +482,11 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 	/* room for the open file, its features and the next file's start */
 	enforce(d, d->cur_bytes + 2 * d->rot_growth + 2 * d->start_bytes + 8192);
 	make_name(d, seq, next, sizeof(next), true);
+	starting_name(next, starting, sizeof(starting));
 	snprintf(old, sizeof(old), "%s", d->cur_path);
 	before = size_of(old);
-	err = record__rotate(d->rec, next);
-	if (err && !strcmp(d->cur_path, old) && size_of(next) == 0 && access(next, F_OK) != 0) {
+	err = record__rotate(d->rec, starting);
+	if (err && access(starting, F_OK) != 0) {
 		/* the new file could not be started: recording goes on in the old one */
 		logf_(d, LOG_ERR, "cannot rotate: %s; trying again in 5 s", record__error(d->rec));
 		snprintf(d->state_msg, sizeof(d->state_msg), "rotation failed: %s",
@@ -476,6 +498,8 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 		logf_(d, LOG_ERR, "%s", record__error(d->rec));
 	d->next_seq = seq + 1;
 	d->cur_seq = seq;
+	if (rename(starting, next) < 0)
+		snprintf(next, sizeof(next), "%s", starting);
 	snprintf(d->cur_path, sizeof(d->cur_path), "%s", next);
 	{
 		uint64_t after = size_of(old);
@@ -511,7 +535,9 @@ static void tick_session(struct daemon *d)
 
 	if (!d->rec)
 		return;
-	r = record__poll(d->rec, 0); /* keeps the header's data size current */
+	r = record__poll(d->rec, 0);
+	/* the header's data size at every tick: a kill -9 loses at most a tick of data */
+	record__sync(d->rec);
 	if (r == 1) {
 		logf_(d, LOG_NOTICE, "every process recorded has ended; continuous recording "
 				     "stops until a reload");
@@ -541,11 +567,11 @@ static void tick_session(struct daemon *d)
 
 static void human(uint64_t b, char *buf, size_t size)
 {
-	if (b >= 10ULL << 30)
+	if (b >= 1ULL << 30)
 		snprintf(buf, size, "%.1f GiB", b / 1073741824.0);
-	else if (b >= 10ULL << 20)
+	else if (b >= 1ULL << 20)
 		snprintf(buf, size, "%.1f MiB", b / 1048576.0);
-	else if (b >= 10ULL << 10)
+	else if (b >= 1ULL << 10)
 		snprintf(buf, size, "%.1f KiB", b / 1024.0);
 	else
 		snprintf(buf, size, "%llu B", (unsigned long long)b);

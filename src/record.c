@@ -926,6 +926,9 @@ int record__rotate(struct record *rec, const char *new_path)
 	/* Before the swap, so the new file's time-0 records precede all of its ring data. A task
 	 * that starts during this walk is described only in the old file. */
 	err = synthesize_again(rec);
+	/* the header claims the synthesized part at once: a kill now leaves a readable file */
+	if (!err)
+		err = perf_writer__sync(rec->w);
 	if (!err)
 		err = readers__swap_writer(rec->rd, rec->w);
 	if (err) {
@@ -939,9 +942,19 @@ int record__rotate(struct record *rec, const char *new_path)
 	free(rec->rotated_output);
 	rec->rotated_output = TAKE_PTR(path);
 	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	/* all the old file's data first, so a kill while the features are written loses none */
+	perf_writer__sync(old);
 	err = perf_writer__finalize(old);
 	if (err)
 		seterr(rec, "cannot finish %s: %s", old_path, strerror(-err));
 	perf_writer__free(old);
 	return err;
+}
+
+int record__sync(struct record *rec)
+{
+	if (!rec->w || rec->stopped)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	return perf_writer__sync(rec->w);
 }

@@ -88,6 +88,10 @@ int record__stop(struct record *rec);
  * record__error() says what. record_stats.bytes_written then counts the new file. */
 int record__rotate(struct record *rec, const char *new_path);
 
+/* Bring the file's header up to what has been written (record__poll does so every half
+ * second), so that a kill loses nothing written before. Returns 0 or -errno. */
+int record__sync(struct record *rec);
+
 /* The command's wait status (valid after it ended); -1 if there is no command. */
 int record__target_status(const struct record *rec);
 
