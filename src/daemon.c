@@ -80,6 +80,7 @@ struct daemon {
 	size_t nr_files, cap_files;
 	uint64_t closed_bytes;
 	uint64_t max_growth;        /* largest growth of the open file in one tick (decays) */
+	uint64_t rot_ms;            /* how long the last rotation (or the start) took */
 	uint64_t rot_growth;        /* largest growth of a file during its rotation (the new
 				     * file's synthesis runs while the old one takes ring data,
 				     * then its features are written; decays) */
@@ -396,6 +397,7 @@ static int start_session(struct daemon *d)
 		.notice_ctx = d,
 	};
 	char *why = NULL, starting[PATH_MAX];
+	uint64_t t0;
 	int err;
 
 	free(d->rec_pids);
@@ -422,7 +424,9 @@ static int start_session(struct daemon *d)
 		free(why);
 		return err ? err : -EINVAL;
 	}
+	t0 = now_ms();
 	err = record__start(d->rec);
+	d->rot_ms = now_ms() - t0;
 	if (err) {
 		seterr(d, "%s", record__error(d->rec));
 		record__free(d->rec);
@@ -467,8 +471,13 @@ static void stop_session(struct daemon *d)
 
 static uint64_t headroom(const struct daemon *d)
 {
-	/* twice what was seen: a loaded machine makes the next rotation slower */
-	return 2 * d->max_growth + 2 * d->rot_growth + 8192;
+	/* what a rotation adds: seen last time, or the rate times how long the last one took */
+	uint64_t rot = d->max_growth * (d->rot_ms + TICK_MS) / TICK_MS;
+
+	if (rot < d->rot_growth)
+		rot = d->rot_growth;
+	/* twice that: a loaded machine makes the next rotation slower */
+	return 2 * d->max_growth + 2 * rot + 8192;
 }
 
 /* Returns the name of the file that was closed, or NULL. */
@@ -476,16 +485,18 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 {
 	char next[PATH_MAX], old[PATH_MAX], starting[PATH_MAX];
 	uint32_t seq = d->next_seq, old_seq = d->cur_seq;
-	uint64_t before;
+	uint64_t before, t0;
 	int err;
 
 	/* room for the open file, its features and the next file's start */
-	enforce(d, d->cur_bytes + 2 * d->rot_growth + 2 * d->start_bytes + 8192);
+	enforce(d, d->cur_bytes + headroom(d) + 2 * d->start_bytes);
 	make_name(d, seq, next, sizeof(next), true);
 	starting_name(next, starting, sizeof(starting));
 	snprintf(old, sizeof(old), "%s", d->cur_path);
 	before = size_of(old);
+	t0 = now_ms();
 	err = record__rotate(d->rec, starting);
+	d->rot_ms = now_ms() - t0;
 	if (err && access(starting, F_OK) != 0) {
 		/* the new file could not be started: recording goes on in the old one */
 		logf_(d, LOG_ERR, "cannot rotate: %s; trying again in 5 s", record__error(d->rec));

@@ -9,10 +9,13 @@ TOOLS="$TOP/build/tools"
 [ -x "$TOOLS/notify_listen" ] && [ -x "$TOOLS/ctl_raw" ] && [ -x "$TOOLS/dir_watch" ] || skip "test tools are not built (make test-bins)"
 DPID= LPID= EXTRA_CLEANUP=
 daemon_cleanup() {
+	rc=$?
+	set +e
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
 	[ -n "$LPID" ] && kill -TERM "$LPID" 2>/dev/null
 	[ -n "$EXTRA_CLEANUP" ] && eval "$EXTRA_CLEANUP"
 	rm -rf "$T"
+	exit $rc
 }
 trap daemon_cleanup EXIT
 trap 'exit 1' INT TERM

@@ -1,4 +1,4 @@
-# Continuous recording at a tiny rotation size: files rotate, the directory never holds more
+# Continuous recording with tiny files (256K, or 300 ms): files rotate, the directory never holds more
 # than the budget (sampled every 10 ms by dir_watch, the open file included), files stay near rotate_size
 # (it is a target: a rotation overshoots by what arrives meanwhile), every closed file passes
 # perf report --stats cleanly, and a restart with a smaller budget counts what is already
@@ -8,18 +8,18 @@
 "$W/spin_threads" 6 > /dev/null &
 EXTRA_CLEANUP="kill $! 2>/dev/null"
 budget=1048576
-conf d.conf frequency=1999 socket_group=none rotate_size=512K max_total_size=1M compression=0
+conf d.conf frequency=999 socket_group=none rotate_size=256K rotate_interval=300ms max_total_size=1M
 start_listener
 start_daemon d.conf
 wait_ready
 mkdir seen
-"$TOOLS/dir_watch" out "$budget" 4 seen > watch.out || { cat watch.out; fail "the directory went over the budget of $budget bytes"; }
+"$TOOLS/dir_watch" out "$budget" 4 seen > watch.out || { cat watch.out; grep -E "rotated|deleted" "$T/daemon.log"; fail "the directory went over the budget of $budget bytes"; }
 read -r _ max _ samples _ _ _ kept < watch.out
 assert_ge "$samples" 50 "directory samples taken"
 "$PRECORD" ctl -s "$T/ctl.sock" status > status.out
 rot=$(awk '$1 == "rotations" { print $2 }' status.out)
 del=$(awk '$1 == "deleted" { print $2 }' status.out)
-assert_ge "$rot" 3 "rotations in 4 s"
+assert_ge "$rot" 6 "rotations in 4 s"
 assert_ge "$del" 1 "files deleted to keep the budget"
 stop_daemon TERM
 assert_eq "$DRC" 0 "exit status"
@@ -28,14 +28,14 @@ nfiles=0
 for f in $(closed_files seen); do
 	perf_stats_clean "$f"
 	s=$(stat -c %s "$f")
-	assert_le "$s" 655360 "size of $f (rotate_size 512K, plus a quarter)"
+	assert_le "$s" 327680 "size of $f (rotate_size 256K, plus a quarter)"
 	nfiles=$((nfiles + 1))
 done
 assert_ge "$nfiles" 4 "closed files checked"
 first_seq=$(closed_files out | tail -1 | sed 's/.*precord-0*\([0-9]*\)-.*/\1/')
 
 # restart with half the budget: the old files count from the start
-conf d2.conf frequency=1999 socket_group=none rotate_size=256K max_total_size=512K compression=0
+conf d2.conf frequency=999 socket_group=none rotate_size=256K rotate_interval=300ms max_total_size=512K
 : > "$T/notify.out"
 start_daemon d2.conf
 wait_ready
