@@ -1,4 +1,5 @@
-# precordd without systemd: READY=1 and STATUS= reach a NOTIFY_SOCKET the test owns, the control
+# precordd without systemd: READY=1 and STATUS= reach a NOTIFY_SOCKET the test owns, WATCHDOG=1
+# comes at half of $WATCHDOG_USEC, the control
 # socket answers status, a bad configuration is refused with its line, and SIGTERM sends
 # STOPPING=1, exits 0 promptly and leaves the last file finalized (no .partial).
 . "$(dirname "$0")/daemon_lib.sh"
@@ -18,13 +19,16 @@ grep -q "cannot read" none.err || fail "missing config message"
 EXTRA_CLEANUP="kill $! 2>/dev/null"
 conf d.conf frequency=199 socket_group=none rotate_size=1M max_total_size=4M
 start_listener
+export WATCHDOG_USEC=400000      # as WatchdogSec=0.4s would: pings every 200 ms
 start_daemon d.conf
+unset WATCHDOG_USEC
 wait_ready
 grep -q "^STATUS=recording cpu-clock at 199 Hz" "$T/notify.out" || { cat "$T/notify.out"; fail "no STATUS= with READY=1"; }
 "$PRECORD" ctl -s "$T/ctl.sock" status > status.out || fail "ctl status exit $?"
 grep -q "^state  *recording" status.out || { cat status.out; fail "ctl status"; }
 grep -q "^current  *precord-00000001-.*\.data\.partial" status.out || { cat status.out; fail "current file"; }
 sleep 0.5
+assert_ge "$(count_msgs '^WATCHDOG=1$')" 2 "WATCHDOG=1 pings in 0.5 s"
 
 start=$(date +%s%N)
 stop_daemon TERM
@@ -39,4 +43,4 @@ perf_stats_clean "$f"
 n=$(stat_count "$f" SAMPLE)
 assert_ge "$n" 20 "samples in the last file"
 perf_clean "$f"
-echo "ok: READY, STATUS, ctl status, SIGTERM in ${ms} ms, $n samples in the last file"
+echo "ok: READY, STATUS, WATCHDOG, ctl status, SIGTERM in ${ms} ms, $n samples in the last file"
