@@ -109,7 +109,8 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void logf_(struct daemon *d, int prio, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(struct daemon *d, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void logf_(struct daemon *d, int prio, const char *fmt, ...)
 {
 	char buf[1024];
@@ -513,15 +514,13 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 		snprintf(next, sizeof(next), "%s", starting);
 	snprintf(d->cur_path, sizeof(d->cur_path), "%s", next);
 	{
-		uint64_t after = size_of(old);
-
-		uint64_t g = after > before ? after - before : 0;
+		uint64_t after = size_of(old), g = after > before ? after - before : 0;
 
 		d->rot_growth = g > d->rot_growth ? g : d->rot_growth - d->rot_growth / 8;
+		logf_(d, LOG_DEBUG, "rotated in %llu ms at %llu bytes (headroom %llu), closed at "
+		      "%llu", (unsigned long long)d->rot_ms, (unsigned long long)before,
+		      (unsigned long long)headroom(d), (unsigned long long)after);
 	}
-	logf_(d, LOG_DEBUG, "rotated at %llu bytes (headroom %llu), closed at %llu, new file starts at %llu",
-	      (unsigned long long)before, (unsigned long long)headroom(d), (unsigned long long)size_of(old),
-	      (unsigned long long)size_of(next));
 	close_file(d, old, old_seq);
 	d->rotations++;
 	d->file_started_ms = now_ms();
