@@ -30,24 +30,32 @@ sleep 2
 if ! kill -0 "$dd_pid" 2> /dev/null; then
 	echo "precordd did not start:"; cat "$dd_dir/log"
 else
-	rss0=$(rss_kib "$dd_pid"); rot0=$(ctl_field rotations)
-	end=$(( $(date +%s) + DAEMON_BENCH_SECONDS ))
-	mid_at=$(( $(date +%s) + DAEMON_BENCH_SECONDS / 2 )); rss_mid=
+	rss0=$(rss_kib "$dd_pid"); rot0=$(ctl_field rotations); t0=$(date +%s)
+	end=$((t0 + DAEMON_BENCH_SECONDS))
+	step=$(( (DAEMON_BENCH_SECONDS + 9) / 10 )); next=$((t0 + step))
+	printf '| elapsed s | rotations | RSS KiB |\n|---|---|---|\n| 0 | 0 | %s |\n' "$rss0"
 	while [ "$(date +%s)" -lt "$end" ] && kill -0 "$dd_pid" 2> /dev/null; do
 		sleep 1
 		ctl_field state > /dev/null
-		[ -z "$rss_mid" ] && [ "$(date +%s)" -ge "$mid_at" ] && rss_mid=$(rss_kib "$dd_pid")
+		if [ "$(date +%s)" -ge "$next" ] && [ "$next" -lt "$end" ]; then
+			printf '| %s | %s | %s |\n' "$((next - t0))" "$(( $(ctl_field rotations) - rot0 ))" "$(rss_kib "$dd_pid")"
+			next=$((next + step))
+		fi
 	done
 	rss1=$(rss_kib "$dd_pid"); hwm=$(hwm_kib "$dd_pid")
 	rot1=$(ctl_field rotations); del=$(ctl_field deleted); lost=$(ctl_field lost)
 	disk=$(ctl_field disk_bytes)
+	printf '| %s | %s | %s |\n' "$DAEMON_BENCH_SECONDS" "$((rot1 - rot0))" "$rss1"
+	echo
 	kill -TERM "$dd_pid"; wait "$dd_pid"; rc=$?
-	printf '| seconds | rotations | files deleted | disk at end KiB | RSS start KiB | RSS middle KiB | RSS end KiB | end/start | peak RSS KiB | lost | exit |\n'
-	printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$DAEMON_BENCH_SECONDS" \
-		"$((rot1 - rot0))" "$del" "$((disk / 1024))" "$rss0" "${rss_mid:-n/a}" "$rss1" \
+	printf '| seconds | rotations | files deleted | disk at end KiB | RSS start KiB | RSS end KiB | end/start | peak RSS KiB | lost | exit |\n'
+	printf '|---|---|---|---|---|---|---|---|---|---|\n'
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$DAEMON_BENCH_SECONDS" \
+		"$((rot1 - rot0))" "$del" "$((disk / 1024))" "$rss0" "$rss1" \
 		"$(ratio "$rss1" "$rss0")" "$hwm" "$lost" "$rc"
 	echo
+	echo "(RSS grows at first as each reader's staging and zstd buffers reach the largest burst"
+	echo "seen, at most a few MiB per reader; it should then stay flat: a later rise is a leak.)"
 	echo "(each rotation finalizes a file and describes every running process in the next one; at the"
 	echo "default rotate_interval of 1 h these rotations stand for $(( (rot1 - rot0) )) hours of service)"
 	echo
