@@ -304,6 +304,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return subcmd_bench(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "ctl"))
+		return subcmd_ctl(argc - 1, argv + 1);
 
 	/* '+': stop at the first non-option, which starts the command */
 	while ((c = getopt_long(argc, argv, "+o:e:F:c:gm:z::aC:p:qvh", longopts, NULL)) != -1) {

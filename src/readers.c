@@ -38,6 +38,7 @@ struct reader {
 	uint8_t *staging;
 	size_t staged;
 	uint64_t first_time, last_time;
+	unsigned int writer_gen; /* the pool's writer_gen when first/last_time were reset */
 	/* per-pass counters, folded into the pool's atomics after each slice */
 	uint64_t records, samples, switches, lost_records, lost_events;
 };
@@ -55,6 +56,10 @@ struct readers {
 	pthread_mutex_t done_lock;
 	pthread_cond_t done_cond;
 	unsigned int running;
+	/* Held for reading for a whole pass, for writing by readers__swap_writer(): a pass appends
+	 * to exactly one writer, and every pass that starts after a swap uses the new one. */
+	pthread_rwlock_t swap_lock;
+	unsigned int writer_gen;
 };
 
 static int on_record(void *ctx, const struct perf_event_header *h)
@@ -173,8 +178,16 @@ static void flush_staging(struct reader *rd)
 static bool pass(struct reader *rd)
 {
 	struct readers *p = rd->pool;
-	uint64_t started = perf_writer__round(p->o.writer);
+	uint64_t started;
 	bool any = false;
+
+	pthread_rwlock_rdlock(&p->swap_lock);
+	if (rd->writer_gen != p->writer_gen) {
+		/* a new file: its SAMPLE_TIME range starts afresh */
+		rd->writer_gen = p->writer_gen;
+		rd->first_time = rd->last_time = 0;
+	}
+	started = perf_writer__round(p->o.writer);
 
 	for (size_t i = 0; i < rd->nr_rings; i++) {
 		size_t ri = rd->rings[i];
@@ -209,6 +222,7 @@ static bool pass(struct reader *rd)
 	if (rd->first_time)
 		perf_writer__note_time(p->o.writer, rd->first_time, rd->last_time);
 	perf_writer__pass_done(p->o.writer, rd->slot, started);
+	pthread_rwlock_unlock(&p->swap_lock);
 	atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
 	return any;
 }
@@ -278,6 +292,7 @@ void readers__free(struct readers *p)
 		close(p->stop_fd);
 	pthread_mutex_destroy(&p->done_lock);
 	pthread_cond_destroy(&p->done_cond);
+	pthread_rwlock_destroy(&p->swap_lock);
 	free(p);
 }
 
@@ -296,6 +311,15 @@ struct readers *readers__start(const struct readers_opts *o)
 	p->stop_fd = -1;
 	pthread_mutex_init(&p->done_lock, NULL);
 	pthread_cond_init(&p->done_cond, NULL);
+	{
+		/* A swap must not wait behind an endless overlap of passes: prefer the writer. */
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&p->swap_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
 	p->nr = o->nr_readers ? o->nr_readers : nr_rings;
 	if (p->nr > nr_rings)
 		p->nr = nr_rings;
@@ -393,4 +417,18 @@ int readers__stop(struct readers *p)
 		pthread_cond_wait(&p->done_cond, &p->done_lock);
 	pthread_mutex_unlock(&p->done_lock);
 	return atomic_load(&p->error);
+}
+
+int readers__swap_writer(struct readers *p, struct perf_writer *w)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&p->swap_lock);
+	err = perf_writer__set_round_slots(w, p->nr);
+	if (!err) {
+		p->o.writer = w;
+		p->writer_gen++;
+	}
+	pthread_rwlock_unlock(&p->swap_lock);
+	return err;
 }

@@ -60,6 +60,12 @@ void readers__stats(const struct readers *r, struct readers_stats *ret);
 /* Number of reader threads and, for each, how many rings it drains. */
 unsigned int readers__count(const struct readers *r);
 
+/* Direct every later pass to w (a file rotation): waits for the passes in progress, which end
+ * on the old writer, so each record goes to exactly one file and each file's FINISHED_ROUND
+ * bookkeeping starts from scratch. The caller finalizes the old writer afterwards. Returns 0, or
+ * -errno from w's round setup (nothing changed then). */
+int readers__swap_writer(struct readers *r, struct perf_writer *w);
+
 /* Tell the readers to drain everything that is left and end (call after the events were
  * disabled), wait for them. Returns 0 or the first append error (-errno). */
 int readers__stop(struct readers *r);

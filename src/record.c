@@ -58,6 +58,10 @@ struct record {
 	uint64_t lost_samples;
 	struct timespec t0, t_end;
 	struct timespec last_sync;
+	char *rotated_output;  /* the current file's path after record__rotate (owned) */
+	void *kmmap;           /* the kernel MMAP record, kept for rotations: reading kallsyms
+				* again would cost a good part of a second */
+	size_t kmmap_len;
 	char err[512];
 };
 
@@ -126,6 +130,8 @@ void record__free(struct record *rec)
 	free(rec->rings);
 	free(rec->cpus);
 	free(rec->tids);
+	free(rec->rotated_output);
+	free(rec->kmmap);
 	free(rec);
 }
 
@@ -442,6 +448,21 @@ static int synth_emit(void *ctx, const void *buf, size_t len)
 	return perf_writer__append(rec->w, &iov, 1);
 }
 
+/* The same, keeping a copy for record__rotate. */
+static int synth_emit_kernel(void *ctx, const void *buf, size_t len)
+{
+	struct record *rec = ctx;
+	void *copy = malloc(len);
+
+	if (copy) {
+		memcpy(copy, buf, len);
+		free(rec->kmmap);
+		rec->kmmap = copy;
+		rec->kmmap_len = len;
+	}
+	return synth_emit(ctx, buf, len);
+}
+
 static int synthesize(struct record *rec, bool command)
 {
 	size_t nids;
@@ -454,7 +475,7 @@ static int synthesize(struct record *rec, bool command)
 	};
 	int err;
 
-	err = synthesize__kernel_mmap(&so, synth_emit, rec);
+	err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
 	if (err)
 		return err;
 	if (rec->o.system_wide)
@@ -827,4 +848,178 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		for (size_t i = 0; i < ls.nr_rings && i < rec->nr_cpus; i++)
 			s->pause_ring_cpu[i < RECORD_MAX_RING_STATS ? i : RECORD_MAX_RING_STATS - 1] = rec->cpus[i];
 	}
+}
+
+/* Rotation: what a new file needs so that it stands alone. */
+
+static int push_pid(pid_t pid, pid_t **list, size_t *nr, size_t *cap)
+{
+	for (size_t i = 0; i < *nr; i++)
+		if ((*list)[i] == pid)
+			return 0;
+	if (*nr == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		pid_t *t = realloc(*list, nc * sizeof(pid_t));
+
+		if (!t)
+			return -ENOMEM;
+		*list = t;
+		*cap = nc;
+	}
+	(*list)[(*nr)++] = pid;
+	return 0;
+}
+
+/* Add root and its descendants (parents from /proc/N/stat) to the list, each once. */
+static int add_tree(pid_t root, pid_t **list, size_t *nr, size_t *cap)
+{
+	_cleanup_free_ pid_t *all = NULL;   /* pid, ppid pairs */
+	_cleanup_free_ pid_t *queue = NULL;
+	size_t n = 0, acap = 0, qh = 0, qt = 0;
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *rp;
+		FILE *f;
+		int pp;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* the comm may hold spaces and parentheses: the state follows the last ')' */
+		rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (!rp || sscanf(rp + 1, " %*c %d", &pp) != 1)
+			continue;
+		if (n == acap) {
+			size_t nc = acap ? acap * 2 : 512;
+			pid_t *a = realloc(all, nc * 2 * sizeof(pid_t));
+
+			if (!a) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			all = a;
+			acap = nc;
+		}
+		all[2 * n] = atoi(de->d_name);
+		all[2 * n + 1] = pp;
+		n++;
+	}
+	closedir(d);
+	queue = malloc((n + 1) * sizeof(pid_t));
+	if (!queue)
+		return -ENOMEM;
+	queue[qt++] = root;
+	while (qh < qt) {
+		pid_t cur = queue[qh++];
+
+		err = push_pid(cur, list, nr, cap);
+		if (err)
+			return err;
+		for (size_t j = 0; j < n && qt <= n; j++)
+			if (all[2 * j + 1] == cur && all[2 * j] != cur)
+				queue[qt++] = all[2 * j];
+	}
+	return 0;
+}
+
+/* What a new file must describe before ring data: the kernel map and, for -a every process,
+ * else the target processes with their descendants as they are now. */
+static int synthesize_again(struct record *rec)
+{
+	size_t nids, nr = 0, cap = 0;
+	const uint64_t *ids = evlist__ids(rec->el, 0, &nids);
+	struct synth_opts so = {
+		.attr = &rec->attrs[0],
+		.id = ids[0],
+		.cpu = (uint32_t)rec->cpus[0],
+		.wq = NULL, /* the workqueue's workers are the readers: they never return */
+	};
+	_cleanup_free_ pid_t *pids = NULL;
+	int err;
+
+	if (rec->kmmap)
+		err = synth_emit(rec, rec->kmmap, rec->kmmap_len);
+	else
+		err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
+	if (err && err != -EACCES && err != -ENOENT)
+		return err;
+	if (rec->o.system_wide)
+		return synthesize__all(&so, synth_emit, rec, NULL);
+	if (rec->tgt && rec->o.argv && rec->o.argv[0]) {
+		err = add_tree(target__pid(rec->tgt), &pids, &nr, &cap);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < rec->o.nr_pids; i++) {
+		err = add_tree(rec->o.pids[i], &pids, &nr, &cap);
+		if (err)
+			return err;
+	}
+	return nr ? synthesize__pids(&so, pids, nr, synth_emit, rec, NULL) : 0;
+}
+
+int record__rotate(struct record *rec, const char *new_path)
+{
+	struct perf_writer *old = rec->w;
+	const char *old_path = rec->o.output;
+	_cleanup_free_ char *path = strdup(new_path);
+	int err;
+
+	if (!path)
+		return -ENOMEM;
+	if (!rec->started || rec->stopped) {
+		seterr(rec, "cannot rotate: not recording");
+		return -EINVAL;
+	}
+	rec->o.output = path;
+	err = open_file(rec);   /* sets rec->w, or the error */
+	if (err) {
+		rec->w = old;
+		rec->o.output = old_path;
+		return err;
+	}
+	/* Before the swap, so the new file's time-0 records precede all of its ring data. A task
+	 * that starts during this walk is described only in the old file. */
+	err = synthesize_again(rec);
+	/* the header claims the synthesized part at once: a kill now leaves a readable file */
+	if (!err)
+		err = perf_writer__sync(rec->w);
+	if (!err)
+		err = readers__swap_writer(rec->rd, rec->w);
+	if (err) {
+		seterr(rec, "cannot start %s: %s", path, strerror(-err));
+		perf_writer__free(rec->w);
+		unlink(path);
+		rec->w = old;
+		rec->o.output = old_path;
+		return err;
+	}
+	free(rec->rotated_output);
+	rec->rotated_output = TAKE_PTR(path);
+	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	/* all the old file's data first, so a kill while the features are written loses none */
+	perf_writer__sync(old);
+	err = perf_writer__finalize(old);
+	if (err)
+		seterr(rec, "cannot finish %s: %s", old_path, strerror(-err));
+	perf_writer__free(old);
+	return err;
+}
+
+int record__sync(struct record *rec)
+{
+	if (!rec->w || rec->stopped)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	return perf_writer__sync(rec->w);
 }

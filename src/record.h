@@ -84,6 +84,19 @@ void record__stats(const struct record *rec, struct record_stats *ret);
  * -errno (record__error() says what). */
 int record__stop(struct record *rec);
 
+/* Continue in a new file at new_path without stopping the events: the new file gets the same
+ * attrs and ids and a fresh description of what runs (every process for -a, else the targets
+ * and their descendants), then the readers switch to it between passes and the old file is
+ * finalized. Each record lands in exactly one file. Returns 0; -EINVAL when not recording;
+ * -errno of creating or describing the new file (recording goes on in the old one, the new
+ * file is removed); or -errno of finalizing the old one (recording goes on in the new one).
+ * record__error() says what. record_stats.bytes_written then counts the new file. */
+int record__rotate(struct record *rec, const char *new_path);
+
+/* Bring the file's header up to what has been written (record__poll does so every half
+ * second), so that a kill loses nothing written before. Returns 0 or -errno. */
+int record__sync(struct record *rec);
+
 /* The command's wait status (valid after it ended); -1 if there is no command. */
 int record__target_status(const struct record *rec);
 

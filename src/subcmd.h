@@ -5,4 +5,8 @@
 /* precord bench synthesize [-t]: argv[0] is "bench". Returns the exit status. */
 int subcmd_bench(int argc, char **argv);
 
+/* precord ctl status|rotate|record ...: precordd's control socket (src/ctl_client.c); argv[0]
+ * is "ctl". Returns the exit status. */
+int subcmd_ctl(int argc, char **argv);
+
 #endif

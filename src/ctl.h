@@ -1,0 +1,124 @@
+/* The control socket of precordd: the protocol (shared with `precord ctl`) and the server side.
+ *
+ * Protocol: a unix stream connection carries one request line of at most CTL_MAX_LINE bytes,
+ * '\n' included, printable ASCII words separated by spaces:
+ *     status
+ *     rotate
+ *     record pid=N|cgroup=/PATH [duration=MS] [frequency=HZ] [call_graph=fp|dwarf|none]
+ *            [lossless=0|1]
+ * Replies are lines starting "OK ", "ERR " or (record only, once recording) "STARTED ". A
+ * record's final "OK ..." line carries the finished perf.data as an open read-only fd
+ * (SCM_RIGHTS), already unlinked, so the caller reads it whatever the directory permissions.
+ * The server closes the connection after the final line. A request that is too long, not
+ * printable, not understood or not complete within the time limit gets one "ERR" line and the
+ * connection is closed; nothing else in the daemon waits on a client.
+ *
+ * Authorization uses the peer's credentials (SO_PEERCRED): root may do anything; a member of
+ * the configured group (primary or supplementary, per the user database) may ask status and
+ * record processes whose real, effective, saved and filesystem uids are all its own; everyone
+ * else is refused at connect time. */
+#ifndef PRECORD_CTL_H
+#define PRECORD_CTL_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CTL_MAX_LINE 1024
+#define CTL_DEFAULT_SOCKET "/run/precord/control"
+
+enum ctl_verb { CTL_STATUS = 1, CTL_ROTATE, CTL_RECORD };
+
+struct ctl_request {
+	enum ctl_verb verb;
+	pid_t pid;              /* record: the process, 0 when cgroup is given */
+	char cgroup[256];       /* record: a cgroup below the cgroup root, "" when pid is given */
+	uint64_t duration_ms;   /* record: 0 means the server's longest */
+	uint32_t frequency;     /* record: 0 means the server's default */
+	int callgraph;          /* record: -1 default, else an enum callgraph_mode */
+	bool lossless;
+};
+
+struct ctl_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Parse one request (the bytes before '\n', which must not be included). Returns 0, or
+ * -EINVAL with a static reason in *ret_why. */
+int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, const char **ret_why);
+
+/* Write req as a request line with its '\n'. Returns its length, or -ENOSPC / -EINVAL. */
+int ctl__format_request(const struct ctl_request *req, char *buf, size_t size);
+
+/* Whether the peer belongs to group: its gid, or the user's groups in the user database. */
+bool ctl__peer_in_group(const struct ctl_peer *peer, gid_t group);
+
+/* The uid owning process pid, read from <proc_root>/PID/status ("/proc" if NULL). Returns 0,
+ * -ESRCH (no such process), -EPERM (its uids differ: a set-uid program), -errno. */
+int ctl__proc_owner(const char *proc_root, pid_t pid, uid_t *ret_uid);
+
+/* The processes in <cgroup_root><path>/cgroup.procs ("/sys/fs/cgroup" if NULL), malloc'd.
+ * Returns 0, -ENOENT, -EINVAL (a path with ".."), -ENOMEM, -errno. */
+int ctl__cgroup_pids(const char *cgroup_root, const char *path, pid_t **ret, size_t *ret_nr);
+
+/* May peer do req? group is (gid_t)-1 when only root may use the socket. Returns 0, or -EPERM
+ * (-ESRCH for a target that does not exist) with the reason in why. */
+int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_request *req,
+		   const char *proc_root, const char *cgroup_root, char *why, size_t why_size);
+
+struct ctl_server;
+struct ctl_client;
+
+struct ctl_server_opts {
+	const char *path;          /* created (a stale socket is replaced), mode 0666: access is
+				    * decided per peer, so a refused user is told why */
+	gid_t group;               /* (gid_t)-1: root only */
+	unsigned int max_clients;  /* connections at once (0: 32); more are told "busy" */
+	int request_timeout_ms;    /* to send the whole request (0: 2000) */
+	const char *proc_root;     /* NULL: /proc */
+	const char *cgroup_root;   /* NULL: /sys/fs/cgroup */
+	void *ctx;
+	/* A valid, authorized request. The handler answers with ctl_client__send and ends with
+	 * ctl_client__finish, now or later (the client is then kept until finished or gone). */
+	void (*request)(void *ctx, struct ctl_client *c, const struct ctl_request *req);
+	/* A kept client closed its side (orderly: it may still read a final line, so the handler
+	 * may ctl_client__finish c now), or misbehaved or the server is freed (!orderly). c is
+	 * dropped when this returns, if the handler did not finish it. May be NULL. */
+	void (*gone)(void *ctx, struct ctl_client *c, bool orderly);
+	/* A client was refused or dropped, with why: for the log. May be NULL. */
+	void (*refused)(void *ctx, const struct ctl_peer *peer, const char *why);
+};
+
+/* Listen on opts->path. Returns NULL with errno set. */
+struct ctl_server *ctl_server__new(const struct ctl_server_opts *opts);
+
+/* Change who may connect (a reload); connected clients keep their answer. */
+void ctl_server__set_group(struct ctl_server *s, gid_t group);
+
+/* Fill up to max pollfds (the socket, then the clients); returns how many. */
+size_t ctl_server__pollfds(const struct ctl_server *s, struct pollfd *pfds, size_t max);
+
+/* Milliseconds until the next client deadline, -1 if none. */
+int ctl_server__timeout(const struct ctl_server *s);
+
+/* Act on what poll() said about the n pollfds filled by ctl_server__pollfds, and on deadlines.
+ * Never blocks. */
+void ctl_server__handle(struct ctl_server *s, const struct pollfd *pfds, size_t n);
+
+const struct ctl_peer *ctl_client__peer(const struct ctl_client *c);
+
+/* Send a reply line ('\n' added). Returns 0 or -errno (a client that does not read is
+ * not waited for: -EAGAIN). */
+int ctl_client__send(struct ctl_client *c, const char *line);
+
+/* Send the final line, with fd attached when fd >= 0 (the caller keeps its fd), and close. */
+void ctl_client__finish(struct ctl_client *c, const char *line, int fd);
+
+/* Close every client (gone is called for kept ones), the socket, and remove its path. */
+void ctl_server__free(struct ctl_server *s);
+
+#endif

@@ -1,0 +1,87 @@
+# Sourced by the precordd integration tests (after lib.sh conventions): a notify listener
+# standing in for systemd, a daemon started with NOTIFY_SOCKET pointing at it, waits on its
+# messages, and the size of what it keeps on disk. Everything started is stopped at exit.
+. "$(dirname "$0")/lib.sh"
+PRECORDD="$TOP/precordd"
+PRECORD="$TOP/precord"
+TOOLS="$TOP/build/tools"
+[ -x "$PRECORDD" ] || skip "precordd is not built"
+[ -x "$TOOLS/notify_listen" ] && [ -x "$TOOLS/ctl_raw" ] && [ -x "$TOOLS/dir_watch" ] || skip "test tools are not built (make test-bins)"
+DPID= LPID= EXTRA_CLEANUP=
+daemon_cleanup() {
+	rc=$?
+	set +e
+	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
+	[ -n "$LPID" ] && kill -TERM "$LPID" 2>/dev/null
+	[ -n "$EXTRA_CLEANUP" ] && eval "$EXTRA_CLEANUP"
+	rm -rf "$T"
+	exit $rc
+}
+trap daemon_cleanup EXIT
+trap 'exit 1' INT TERM
+
+# start_listener: notify_listen on $T/notify.sock, its output in $T/notify.out
+start_listener() {
+	"$TOOLS/notify_listen" "$T/notify.sock" > "$T/notify.out" 2>&1 &
+	LPID=$!
+	for _ in $(seq 50); do [ -S "$T/notify.sock" ] && return 0; sleep 0.02; done
+	fail "notify_listen did not bind"
+}
+
+# start_daemon CONF [args]: precordd in the background, log in $T/daemon.log
+start_daemon() {
+	conf=$1; shift
+	NOTIFY_SOCKET="$T/notify.sock" "$PRECORDD" -v --config "$conf" "$@" >> "$T/daemon.log" 2>&1 &
+	DPID=$!
+}
+
+# wait_for FILE PATTERN [SECONDS]: until grep -q finds PATTERN in FILE
+wait_for() {
+	n=$(( ${3:-5} * 20 ))
+	while [ "$n" -gt 0 ]; do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05; n=$((n - 1))
+	done
+	echo "--- $1:"; cat "$1" 2>/dev/null; echo "--- daemon log:"; cat "$T/daemon.log" 2>/dev/null
+	fail "no '$2' in $1 after ${3:-5}s"
+}
+
+# wait_ready: READY=1 from the daemon (it may already have been sent before a reload)
+wait_ready() { wait_for "$T/notify.out" "^READY=1" "${1:-5}"; }
+
+# count_msgs PATTERN: messages (lines) matching in the notify output
+count_msgs() { grep -c -- "$1" "$T/notify.out" 2>/dev/null || true; }
+
+# stop_daemon [SIGNAL]: signal (TERM) and wait; sets DRC to its exit status
+stop_daemon() {
+	kill -"${1:-TERM}" "$DPID"
+	DRC=0; wait "$DPID" || DRC=$?
+	DPID=
+}
+
+# dir_bytes DIR: the recordings' total size (apparent bytes, as the budget counts them). By
+# inode: a file renamed from .partial while find reads the directory may be listed twice.
+dir_bytes() {
+	find "$1" -maxdepth 1 -name 'precord-*.data*' -printf '%i %s %p\n' 2>/dev/null > "$T/dir.list"
+	awk '!seen[$1]++ { s += $2 } END { print s + 0 }' "$T/dir.list"
+}
+
+# closed_files DIR: finalized recordings, oldest first
+closed_files() { find "$1" -maxdepth 1 -name 'precord-*.data' | sort; }
+
+# perf_stats_clean FILE: perf report --stats reads it with nothing on stderr
+perf_stats_clean() {
+	perf report -i "$1" --stats > "$T/stats.out" 2> "$T/stats.err" || { cat "$T/stats.err"; fail "perf report --stats exit $? on $1"; }
+	[ ! -s "$T/stats.err" ] || { cat "$T/stats.err" >&2; fail "perf report --stats wrote to stderr on $1"; }
+	grep -q "TOTAL events" "$T/stats.out" || fail "no event totals for $1"
+}
+
+# conf FILE KEY=VALUE...: a config with a socket and output in $T, plus the given keys
+conf() {
+	f=$1; shift
+	{
+		echo "output_dir = $T/out"
+		echo "socket = $T/ctl.sock"
+		for kv in "$@"; do echo "$kv" | sed 's/=/ = /'; done
+	} > "$f"
+}

@@ -1,0 +1,32 @@
+# Continuous recording of one process (target = pid:N): after a rotation the new file describes
+# the process again (its commands and maps), so its samples resolve to symbols in every file on
+# its own; when the process ends, the daemon finalizes the file and idles.
+. "$(dirname "$0")/daemon_lib.sh"
+
+"$W/spin_threads" 20 > pid.txt &
+spin=$!
+EXTRA_CLEANUP="kill $spin 2>/dev/null"
+sleep 0.2
+conf d.conf frequency=499 socket_group=none "target=pid:$spin" rotate_size=4M max_total_size=16M
+start_listener
+start_daemon d.conf
+wait_ready
+sleep 0.5
+"$PRECORD" ctl -s "$T/ctl.sock" rotate > r1.out || fail "rotate exit $?"
+sleep 0.5
+"$PRECORD" ctl -s "$T/ctl.sock" rotate > r2.out || fail "rotate exit $?"
+kill "$spin"; wait "$spin" 2> /dev/null || true
+wait_for "$T/notify.out" "idle: the recorded processes ended" 8
+n=0
+for f in $(closed_files out); do
+	perf_stats_clean "$f"
+	perf_clean "$f"
+	a=$(sym_pct "$f" spin_alpha)
+	close_to "$a" 50 25 || fail "spin_alpha at $a% in $f"
+	n=$((n + 1))
+done
+assert_eq "$n" 3 "files (two rotations, then the end of the process)"
+[ -z "$(find out -name '*.partial')" ] || fail "a .partial is left after the process ended"
+stop_daemon TERM
+assert_eq "$DRC" 0 "exit status"
+echo "ok: $n files of pid $spin, each resolving spin_alpha on its own"
