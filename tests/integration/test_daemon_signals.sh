@@ -1,10 +1,10 @@
 # Signals. SIGHUP: RELOADING=1 with MONOTONIC_USEC, then READY=1; a changed rate takes effect in
 # a new file while the one before is finalized, not lost; a changed budget applies at once
 # without a new file; a bad file is refused (with its line) and the daemon records on.
-# SIGKILL: only the open .partial file may be damaged (perf still reads its flushed part; the
-# files are uncompressed for that: perf 6.1 cannot decompress a file without its COMPRESSED
-# feature, which is written at the end; preport can), and the next start counts it and goes on
-# with the next sequence number.
+# SIGKILL: only the open .partial file may be damaged (perf still reads the flushed part of an
+# uncompressed one; perf 6.1 cannot decompress a file without its COMPRESSED feature, which is
+# written at the end, but preport recovers it: checked last), and the next start counts it and
+# goes on with the next sequence number.
 . "$(dirname "$0")/daemon_lib.sh"
 
 "$W/spin_threads" 8 > /dev/null &
@@ -74,4 +74,18 @@ files=$(awk '$1 == "files" { print $2 }' st4.out)
 assert_eq "$files" $((before + 1)) "files counted after the restart (leftovers + the new one)"
 stop_daemon TERM
 assert_eq "$DRC" 0 "exit status"
+
+# SIGKILL with compression on (the default): perf cannot read the open file without the
+# COMPRESSED feature written at the end, but preport recovers its flushed part.
+conf d.conf frequency=499 socket_group=none rotate_size=64M max_total_size=256M
+start_daemon d.conf
+wait_for "$T/notify.out" "^STATUS=recording cpu-clock at 499 Hz" 5
+sleep 1.2
+stop_daemon KILL
+p=$(find out -name '*.partial' | head -1)
+[ -n "$p" ] || fail "no open file left by SIGKILL"
+"$TOP/preport" --force --stats -i "$p" > kz.out 2> kz.err || { cat kz.err; fail "preport cannot read the killed compressed file"; }
+n=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' kz.out)
+assert_ge "${n:-0}" 1 "samples preport recovers from the killed compressed file"
+grep -q "not closed properly" kz.err || { cat kz.err; fail "no warning about the killed recorder's file"; }
 echo "ok: reloads (rate, budget, bad file), SIGKILL left $parts damaged file, restart counted $before leftovers"
