@@ -30,8 +30,12 @@
 #include "ringbuf.h"
 #include "workqueue.h"
 
-/* One slice: small enough to keep the ring moving and to feed zstd in about a millisecond. */
+/* One slice: large enough for few appends, small enough to keep the ring moving. */
 #define STAGING_SIZE (1024 * 1024)
+/* When compressing, slices are fed to zstd, whose long-distance matching costs ~1-2 ms per MiB:
+ * shorter slices bring the reader back to its rings sooner (the frame, not the slice, sets the
+ * ratio). */
+#define FEED_SLICE (256 * 1024)
 /* A frame is appended once it holds this much input: 8 MiB frames came out ~10% smaller than
  * 4 MiB ones and ~20% smaller than 1 MiB ones on DWARF call-graph recordings (longer frames gain
  * ~2% more but need a larger window in every compressor and decoder; see compress.c). */
@@ -384,10 +388,12 @@ struct readers *readers__start(const struct readers_opts *o)
 		rd->slot = i;
 		rd->rings = calloc(nr_rings / p->nr + 1, sizeof(size_t));
 		rd->pfds = calloc(nr_rings / p->nr + 2, sizeof(struct pollfd));
-		rd->slice = o->max_slice && o->max_slice < STAGING_SIZE ? o->max_slice : STAGING_SIZE;
+		rd->slice = o->comp_level > 0 ? FEED_SLICE : STAGING_SIZE;
+		if (o->max_slice && o->max_slice < rd->slice)
+			rd->slice = o->max_slice;
 		if (rd->slice < PERF_RECORD_MAX_SIZE + 1)
 			rd->slice = PERF_RECORD_MAX_SIZE + 1;
-		rd->staging = malloc(STAGING_SIZE);
+		rd->staging = malloc(rd->slice);
 		if (!rd->rings || !rd->pfds || !rd->staging)
 			goto err;
 		if (o->comp_level > 0 && !(rd->zc = zcomp__new(o->comp_level)))
