@@ -36,9 +36,9 @@
  * shorter slices bring the reader back to its rings sooner (the frame, not the slice, sets the
  * ratio). */
 #define FEED_SLICE (256 * 1024)
-/* A frame is appended once it holds this much input: 8 MiB frames came out ~10% smaller than
- * 4 MiB ones and ~20% smaller than 1 MiB ones on DWARF call-graph recordings (longer frames gain
- * ~2% more but need a larger window in every compressor and decoder; see compress.c). */
+/* A frame is appended once it holds this much input: on DWARF call-graph recordings 8 MiB frames
+ * came out ~4% smaller than 4 MiB ones and ~20% smaller than 1 MiB ones; 16 MiB ones gain ~2%
+ * more but hold a reader's records twice as long. */
 #define FRAME_BYTES (8u << 20)
 /* ... or once its first slice is this old: bounds how long rounds are held back (perf's reader
  * keeps every record since the last FINISHED_ROUND in memory) and what a killed recorder loses. */
