@@ -1,8 +1,9 @@
-/* zstd compression of raw perf records into PERF_RECORD_COMPRESSED records. Each call compresses
- * one chunk into one zstd frame that is ended in the chunk's last record, so chunks from several
- * compressors (one per reader thread) may interleave in one file and perf 6.1's single
- * decompression stream still reads them. Every emitted record decompresses to at least one byte
- * and to at most ZCOMP_MAX_DECOMPRESSED bytes. */
+/* zstd compression of raw perf records into PERF_RECORD_COMPRESSED records. Each output is one
+ * whole zstd frame, ended in its last record, so outputs of several compressors (one per reader
+ * thread) may interleave in one file and perf 6.1's single decompression stream still reads them.
+ * Every emitted record decompresses to at least one byte and to at most ZCOMP_MAX_DECOMPRESSED
+ * bytes. A frame is compressed in one call, or built from many feeds: long frames with
+ * long-distance matching find the DWARF stack copies that repeat megabytes apart. */
 #ifndef PRECORD_COMPRESS_H
 #define PRECORD_COMPRESS_H
 
@@ -22,8 +23,24 @@ struct zcomp *zcomp__new(int level);
  * padded inside the zstd stream). *ret_out points into a buffer owned by z, valid until the next
  * call. The output must reach the file in one piece (between two calls' outputs, plain records
  * and other compressors' outputs may go). Returns the output length (0 for len 0), or -errno
- * (-ENOMEM, -EIO for a zstd failure); the caller may then write the records uncompressed. */
+ * (-ENOMEM, -EIO for a zstd failure; -EBUSY while a streaming frame is open); the caller may then
+ * write the records uncompressed. */
 ssize_t zcomp__compress(struct zcomp *z, const void *src, size_t len, const void **ret_out);
+
+/* Streaming: add len bytes of whole records to the open frame (opening one if none is). zstd
+ * keeps its own copy of the window, so src may be reused on return. The compressed bytes stay
+ * inside z until zcomp__finish. Returns 0, or -ENOMEM (nothing was fed; the frame is as it was,
+ * so the caller may finish it and write src uncompressed), or -EIO for a zstd failure (the open
+ * frame is dropped with everything fed into it). */
+int zcomp__feed(struct zcomp *z, const void *src, size_t len);
+
+/* Bytes fed into the open frame (0 when none is open). */
+size_t zcomp__fed(const struct zcomp *z);
+
+/* End the open frame and cut it into COMPRESSED records, like zcomp__compress (same output
+ * buffer, same rules for writing it). Returns the output length (0 when nothing was fed), or
+ * -errno (-ENOMEM, -EIO); the frame is closed either way, so on failure what was fed is lost. */
+ssize_t zcomp__finish(struct zcomp *z, const void **ret_out);
 
 void zcomp__free(struct zcomp *z);
 
