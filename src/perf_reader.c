@@ -642,8 +642,9 @@ static int locate_data(struct perf_reader *r)
 	if (h->data.size == 0) {
 		/* Killed recorder: perf and precord both leave 0 until the first sync. */
 		recover = true;
-	} else if (!any_feature(r) && claimed_end < r->len) {
-		/* Stale size, no features written yet: the records go on past data.size. */
+	} else if (!any_feature(r) && claimed_end <= r->len) {
+		/* No features: the recorder never finished the file. Its size may be stale (the
+		 * records go on past data.size) or, synced just before the kill, exact. */
 		recover = true;
 	}
 	limit = recover ? r->len : (claimed_end < r->len ? claimed_end : r->len);
@@ -1333,27 +1334,47 @@ int perf_reader__repair(struct perf_reader *r, const char *out_path)
 	}
 	h.data.size = rp.written;
 
-	/* Feature index right after the data, then the sections copied as they were. */
-	for (bit = 0; bit < FEAT_BITS; bit++)
+	/* Feature index right after the data, then the sections copied as they were. A file
+	 * whose recorder never finished it has none: it gets a VERSION naming the repair, so that
+	 * the result reads as a finished file (a reader takes "no features" for "killed"). */
+	struct {
+		uint32_t len;
+		char str[64];
+	} version = { 64, "preport repair" };
+	const void *payload[FEAT_BITS];
+	uint64_t psize[FEAT_BITS];
+
+	for (bit = 0; bit < FEAT_BITS; bit++) {
+		payload[bit] = NULL;
+		psize[bit] = 0;
 		if (copy_feature(r, bit)) {
+			payload[bit] = r->map + r->feat[bit].offset;
+			psize[bit] = r->feat[bit].size;
+		}
+	}
+	if (!payload[FEAT_VERSION]) {
+		payload[FEAT_VERSION] = &version;
+		psize[FEAT_VERSION] = sizeof(version);
+	}
+	for (bit = 0; bit < FEAT_BITS; bit++)
+		if (payload[bit]) {
 			h.features[bit / 64] |= 1ULL << (bit % 64);
 			nr_feat++;
 		}
 	off = h.data.offset + h.data.size + nr_feat * sizeof(struct perf_file_section);
 	for (bit = 0; bit < FEAT_BITS; bit++) {
-		struct perf_file_section s;
+		struct perf_file_section sec;
 
-		if (!copy_feature(r, bit))
+		if (!payload[bit])
 			continue;
-		s.offset = off;
-		s.size = r->feat[bit].size;
-		if (fwrite(&s, sizeof(s), 1, f) != 1)
+		sec.offset = off;
+		sec.size = psize[bit];
+		if (fwrite(&sec, sizeof(sec), 1, f) != 1)
 			return -EIO;
-		off += s.size;
+		off += sec.size;
 	}
 	for (bit = 0; bit < FEAT_BITS; bit++)
-		if (copy_feature(r, bit) && r->feat[bit].size &&
-		    fwrite(r->map + r->feat[bit].offset, r->feat[bit].size, 1, f) != 1)
+		if (payload[bit] && psize[bit] && fwrite(payload[bit], psize[bit], 1, f) != 1)
 			return -EIO;
 
 	if (fseek(f, 0, SEEK_SET) < 0 || fwrite(&h, sizeof(h), 1, f) != 1)
