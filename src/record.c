@@ -331,6 +331,13 @@ static void setup_attrs(struct record *rec, bool command)
 		 * the run time (each wakeup preempts the target) without saving any event. */
 		a->watermark = 1;
 		a->wakeup_watermark = ring / 4;
+		/* --lossless: a ring paused above the high mark must wake its reader, or the
+		 * target stays paused until the reader's poll times out (100 ms): keep the
+		 * wakeup at or below half the high mark (with the default 50% it stays at 1/4). */
+		if (rec->o.lossless && (uint64_t)ring * rec->o.high_permille / 2000 < a->wakeup_watermark)
+			a->wakeup_watermark = (uint64_t)ring * rec->o.high_permille / 2000;
+		if (!a->wakeup_watermark)
+			a->wakeup_watermark = 8;
 		if (i == 0) {
 			/* the first event tracks tasks and mappings for everyone */
 			a->mmap = a->mmap2 = a->mmap_data = 1;
