@@ -3,7 +3,7 @@
 # cleanly, and every sample and switch is there.
 #   switches: the storm counts its own context switches (getrusage, every thread); each switch
 #     is an out and an in record, so SWITCH ~ 2 x switches. Measured on this machine the file
-#     holds 2 x switches + 35..50: each thread's first switch-in has no switch before it, and
+#     holds 2 x switches + 35..55: each thread's first switch-in has no switch before it, and
 #     a thread switches a few times on its way out after it read its counters. Tolerance:
 #     2S <= SWITCH <= 2S + 16 per thread + 0.1% (a lost switch would show as SWITCH < 2S).
 #   samples: the kernel counts what it could not write (PERF_FORMAT_LOST, read per CPU at the
