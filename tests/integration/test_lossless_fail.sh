@@ -4,7 +4,13 @@
 # reads it, warns of the losses and of nothing else, and counts them.
 . "$(dirname "$0")/lib.sh"
 
-V2=/sys/fs/cgroup/unified
+# Where precord makes its pause cgroup: our own cgroup in the (first) cgroup2 mount, as
+# pause.c finds it; empty when there is none or the mount shows a subtree.
+v2_dir() {
+	awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' \
+		/proc/self/mountinfo | while read -r m; do echo "$m$(sed -n 's/^0:://p' /proc/self/cgroup)" | sed 's|/$||'; done
+}
+V2=$(v2_dir)
 rec=
 trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
@@ -12,7 +18,8 @@ precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 16 --lossless -o ours.dat
 	"$W/spin_threads" 2 > /dev/null 2> rec.err &
 rec=$!
 sleep 0.5
-cg=$(ls -d $V2/precord-$rec-* 2>/dev/null | head -n 1)
+cg=
+[ -n "$V2" ] && cg=$(ls -d "$V2"/precord-$rec-* 2>/dev/null | head -n 1)
 stopped=0
 for i in $(seq 20); do
 	kill -STOP $rec

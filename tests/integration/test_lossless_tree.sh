@@ -13,8 +13,14 @@
 #      the cgroup is removed; the tree ends with status 0 once told to stop.
 . "$(dirname "$0")/lib.sh"
 
-V2=/sys/fs/cgroup/unified
-grep -q "^0::/$" /proc/self/cgroup && [ -f $V2/cgroup.procs ] || skip "no cgroup2 hierarchy at $V2 with us at its root"
+# Where precord makes its pause cgroup: our own cgroup in the (first) cgroup2 mount, as
+# pause.c finds it; empty when there is none or the mount shows a subtree.
+v2_dir() {
+	awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' \
+		/proc/self/mountinfo | while read -r m; do echo "$m$(sed -n 's/^0:://p' /proc/self/cgroup)" | sed 's|/$||'; done
+}
+V2=$(v2_dir)
+[ -n "$V2" ] && [ -f "$V2/cgroup.procs" ] && [ -w "$V2" ] || skip "no cgroup2 hierarchy where precord can make its cgroup"
 
 rec=
 cleanup() {
