@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ struct lossless {
 	 * busy compressing or blocked in write() cannot hide a filling ring */
 	pthread_t watcher;
 	bool watching;
+	sem_t watcher_up; /* posted once the watcher has made its first pass */
 	struct ringbuf *const *rings;
 	size_t nr_watched;
 	struct pauser *p;
@@ -64,13 +66,14 @@ static void on_action(void *ctx, enum bp_action a, unsigned int ring, uint64_t n
 #define WATCH_IDLE_NS 400000
 #define WATCH_BUSY_PERMILLE 100
 
+/* Above the readers' priority 10. */
+#define WATCH_PRIORITY 20
+
 static void *watcher_main(void *arg)
 {
 	struct lossless *ll = arg;
-	struct sched_param sp = { .sched_priority = 20 };
+	bool first = true;
 
-	/* above the readers' priority 10; best effort without CAP_SYS_NICE */
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	while (!atomic_load_explicit(&ll->released, memory_order_relaxed)) {
 		unsigned int top = 0;
 		uint64_t t = now_ns();
@@ -83,9 +86,15 @@ static void *watcher_main(void *arg)
 				top = f;
 			bp__report(ll->bp, (unsigned int)i, f, t);
 		}
+		if (first) {
+			sem_post(&ll->watcher_up);
+			first = false;
+		}
 		ts.tv_nsec = top >= WATCH_BUSY_PERMILLE ? WATCH_BUSY_NS : WATCH_IDLE_NS;
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 	}
+	if (first)
+		sem_post(&ll->watcher_up);
 	return NULL;
 }
 
@@ -99,11 +108,30 @@ int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n)
 		return -EINVAL;
 	ll->rings = rings;
 	ll->nr_watched = n;
-	r = pthread_create(&ll->watcher, NULL, watcher_main, ll);
+	/* Real-time from its first instruction: set by the thread itself, the priority would
+	 * wait for the thread's first turn on a CPU, which on a busy machine came 5 ms after
+	 * the events were enabled, long enough to fill a ring. Without CAP_SYS_NICE it runs at
+	 * normal priority. */
+	{
+		struct sched_param sp = { .sched_priority = WATCH_PRIORITY };
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+		r = pthread_create(&ll->watcher, &attr, watcher_main, ll);
+		pthread_attr_destroy(&attr);
+		if (r == EPERM)
+			r = pthread_create(&ll->watcher, NULL, watcher_main, ll);
+	}
 	if (r)
 		return -r;
 	pthread_setname_np(ll->watcher, "precord-watch");
 	ll->watching = true;
+	/* The caller enables the events next: the watcher must be looking by then. */
+	while (sem_wait(&ll->watcher_up) < 0 && errno == EINTR)
+		;
 	return 0;
 }
 
@@ -124,6 +152,7 @@ void lossless__free(struct lossless *ll)
 	pauser__free(ll->p);
 	bp__free(ll->bp);
 	pthread_mutex_destroy(&ll->lock);
+	sem_destroy(&ll->watcher_up);
 	free(ll->by_ring);
 	free(ll);
 }
@@ -137,6 +166,7 @@ struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
 	if (!ll)
 		return NULL;
 	pthread_mutex_init(&ll->lock, NULL);
+	sem_init(&ll->watcher_up, 0, 0);
 	ll->nr_rings = o->nr_rings;
 	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));
 	if (!ll->by_ring)

@@ -45,6 +45,7 @@ static void usage(FILE *f)
 "       precord [options] -p PID[,PID...]          record running processes\n"
 "       precord [options] -a [-C CPUS]             record the whole system\n"
 "       precord bench synthesize [-t]               measure /proc synthesis\n"
+"       precord bench pause [-n N] [-m MECH]         measure --lossless pause latency\n"
 "       precord ctl status|rotate|record ...        talk to precordd (precord ctl --help)\n"
 "\n"
 "  -o, --output FILE          write FILE (default perf.data; an old one becomes FILE.old)\n"

@@ -310,8 +310,9 @@ static void reader_main(void *arg)
 	struct readers *p = rd->pool;
 
 	/* A reader runs briefly and must run soon after the kernel wakes it, even on CPUs the
-	 * target keeps busy: real-time priority for --lossless, else a better nice value. Best
-	 * effort: without CAP_SYS_NICE the readers run at normal priority. */
+	 * target keeps busy: real-time priority when asked, else a better nice value. Best
+	 * effort: without CAP_SYS_NICE the readers run at normal priority. (The recorder does
+	 * not ask, even for --lossless: see record.c.) */
 	if (p->o.realtime) {
 		struct sched_param sp = { .sched_priority = 10 };
 

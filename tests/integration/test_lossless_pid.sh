@@ -1,0 +1,40 @@
+# --lossless -p on a running process: paused with SIGSTOP/SIGCONT (we never move a user's running
+# processes between cgroups), pauses forced by a low high watermark (10% of a 256 KiB ring, three
+# DWARF samples), nothing lost, and afterwards the process is not left stopped and finishes.
+. "$(dirname "$0")/lib.sh"
+
+"$W/spin_threads" 3 > pid.txt &
+bg=$!
+sleep 0.2
+precord -e cpu-clock -F 20000 --call-graph dwarf -m 64 --high-watermark 10 --low-watermark 5 --lossless \
+	-o ours.data -p "$bg" > rec.out 2> rec.err &
+rec=$!
+sleep 1.5
+kill -INT $rec
+rc=0
+wait $rec || rc=$?
+cat rec.err
+assert_eq "$rc" 0 "precord --lossless -p exit status"
+grep -q "^\[ precord: 0 lost \]" rec.err || fail "summary does not say 0 lost"
+line=$(grep "lossless via" rec.err) || fail "no lossless line in the summary"
+case "$line" in *"lossless via signals:"*) ;; *) fail "mechanism is not signals: $line" ;; esac
+pauses=$(echo "$line" | sed -n 's/.*: \([0-9]*\) pauses,.*/\1/p')
+assert_ge "${pauses:-0}" 1 "pauses"
+
+# not left stopped: every thread runs (R) or sleeps (S), none is in T
+for s in /proc/$bg/task/*/stat; do
+	st=$(sed 's/.*) //' "$s" | cut -d' ' -f1)
+	case "$st" in T|t) fail "thread $(basename "$(dirname "$s")") of the target left stopped" ;; esac
+done
+rc=0
+wait $bg || rc=$?
+assert_eq "$rc" 0 "exit status of the target"
+
+perf_clean ours.data
+perf report -i ours.data --stats > stats.txt 2>/dev/null
+! grep -qE "^ *LOST(_SAMPLES)? events" stats.txt || fail "perf report --stats shows losses"
+preport --stats -i ours.data > pstats.txt 2>&1 || fail "preport --stats exit $?"
+grep -A3 "precord pause stats" pstats.txt || fail "preport --stats shows no pause statistics"
+p2=$(awk '$1 == "pauses:" { print $2 }' pstats.txt)
+assert_eq "$p2" "$pauses" "pauses stored in the file"
+echo ok
