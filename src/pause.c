@@ -676,7 +676,17 @@ static struct pauser *pauser_alloc(enum pause_mech mech)
 	p->ctl_fd = -1;
 	p->state_fd = -1;
 	p->guardian_fd = -1;
-	pthread_mutex_init(&p->lock, NULL);
+	{
+		/* Priority inheritance: the real-time watcher may wait for this lock while
+		 * a reader at normal priority holds it; without it the reader could sit
+		 * preempted by the very target that should have been paused. */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&p->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	return p;
 }
 
