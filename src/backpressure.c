@@ -55,7 +55,17 @@ struct bp *bp__new(unsigned int nr_rings, unsigned int high_permille, unsigned i
 	bp->nr_rings = nr_rings;
 	bp->high = high_permille;
 	bp->low = low_permille;
-	pthread_mutex_init(&bp->lock, NULL);
+	{
+		/* Priority inheritance: the real-time watcher may wait for this lock while
+		 * a reader at normal priority holds it; without it the reader could sit
+		 * preempted by the very target that should have been paused. */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&bp->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	if (posix_memalign((void **)&bp->rings, 64, sizeof(*bp->rings) * nr_rings)) {
 		bp->rings = NULL;
 		bp__free(bp);

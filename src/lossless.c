@@ -165,7 +165,17 @@ struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
 	*ret_why = NULL;
 	if (!ll)
 		return NULL;
-	pthread_mutex_init(&ll->lock, NULL);
+	{
+		/* Priority inheritance: the real-time watcher may wait for this lock while
+		 * a reader at normal priority holds it; without it the reader could sit
+		 * preempted by the very target that should have been paused. */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&ll->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	sem_init(&ll->watcher_up, 0, 0);
 	ll->nr_rings = o->nr_rings;
 	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));

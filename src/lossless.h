@@ -20,7 +20,7 @@ struct lossless_opts {
 };
 
 struct lossless_stats {
-	const char *mechanism;  /* "cgroup v2 freezer", "cgroup v1 freezer", "SIGSTOP" */
+	const char *mechanism;  /* "cgroup2-freezer", "cgroup1-freezer", "signals" */
 	uint64_t pauses;
 	double paused_total, paused_longest; /* seconds */
 	const uint64_t *pauses_by_ring;     /* nr_rings counters: which ring caused each pause */

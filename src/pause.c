@@ -621,6 +621,29 @@ static void proc_scan_children(struct pauser *p, pid_t pid)
 	closedir(d);
 }
 
+/* SIGSTOP every thread of process pid, not only the process. A process-directed SIGSTOP is
+ * handed to one thread, by preference the main thread, which starts the group stop only when
+ * it next runs: a main thread asleep in pthread_join, woken on a CPU that a spinning thread of
+ * its own keeps busy, waited for its turn for milliseconds while the spinners filled the rings.
+ * Sent to each thread, the stop reaches the running ones at once (the kernel interrupts them);
+ * threads that wait for a CPU produce no events meanwhile. The pid cannot have been reused
+ * since the pidfd signal to it succeeded an instant ago. */
+static void proc_stop_threads(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			syscall(SYS_tgkill, pid, atoi(de->d_name), SIGSTOP);
+	closedir(d);
+}
+
 /* The process a thread id belongs to; pid itself for a process. */
 static pid_t tgid_of(pid_t tid)
 {
@@ -676,7 +699,17 @@ static struct pauser *pauser_alloc(enum pause_mech mech)
 	p->ctl_fd = -1;
 	p->state_fd = -1;
 	p->guardian_fd = -1;
-	pthread_mutex_init(&p->lock, NULL);
+	{
+		/* Priority inheritance: the real-time watcher may wait for this lock while
+		 * a reader at normal priority holds it; without it the reader could sit
+		 * preempted by the very target that should have been paused. */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&p->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	return p;
 }
 
@@ -956,6 +989,8 @@ int pauser__pause(struct pauser *p)
 	p->paused = true;
 	if (p->mech == PAUSE_MECH_SIGNALS) {
 		r = signal_all(p, SIGSTOP);
+		for (size_t i = 0; i < p->nr_procs; i++)
+			proc_stop_threads(p->procs[i].pid);
 		/* Once SIGSTOP is pending, a fork still in flight is restarted by the kernel, so
 		 * the children lists read now are complete; scanning the processes we add on the
 		 * way covers grandchildren. */
