@@ -177,7 +177,7 @@ static void status_line(const struct record_stats *s, const struct record_stats 
 	fprintf(stderr, "\r\033[K[precord] %6.1fs  %8.0f samples/s  read %s  written %s  (%.1fx)  lost %llu",
 		s->elapsed, rate, rd, wr,
 		s->bytes_written ? (double)s->bytes_read / s->bytes_written : 1.0,
-		(unsigned long long)(s->lost_events + s->lost_samples));
+		(unsigned long long)(s->lost_events > s->lost_samples ? s->lost_events : s->lost_samples));
 	if (s->pause_mechanism)
 		fprintf(stderr, "  paused %.1f%%", s->elapsed > 0 ? 100 * s->paused_total / s->elapsed : 0);
 	fflush(stderr);
@@ -203,7 +203,9 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 			(double)s->bytes_read / s->bytes_written);
 	fprintf(stderr, " ]\n");
 	if (s->lost_events || s->lost_samples)
-		fprintf(stderr, "[ precord: LOST %llu events in %llu chunks, %llu samples (PERF_FORMAT_LOST) ]\n",
+		/* The kernel's LOST records and the events' PERF_FORMAT_LOST counts describe
+		 * the same drops (the latter only samples): show both, add neither. */
+		fprintf(stderr, "[ precord: LOST %llu events in %llu chunks; of them %llu samples (PERF_FORMAT_LOST) ]\n",
 			(unsigned long long)s->lost_events, (unsigned long long)s->lost_records,
 			(unsigned long long)s->lost_samples);
 	else
@@ -550,9 +552,10 @@ int main(int argc, char **argv)
 	if (r < 0)
 		ret = EXIT_FAIL;
 	else if (o.lossless && (cur.lost_events || cur.lost_samples)) {
-		err("--lossless failed: %llu events and %llu samples were lost anyway (the "
+		err("--lossless failed: %llu events were lost anyway, %llu of them samples (the "
 		    "target could not be paused in time; lower -F, raise -m or lower --high-watermark)",
-		    (unsigned long long)cur.lost_events, (unsigned long long)cur.lost_samples);
+		    (unsigned long long)(cur.lost_events > cur.lost_samples ? cur.lost_events : cur.lost_samples),
+		    (unsigned long long)cur.lost_samples);
 		ret = EXIT_LOSSLESS;
 	} else if (status >= 0) {
 		if (WIFEXITED(status))
