@@ -61,4 +61,4 @@ else
 	echo
 fi
 kill "$dd_load" 2> /dev/null
-wait "$dd_load" 2> /dev/null
+wait "$dd_load" 2> /dev/null || true
