@@ -20,6 +20,7 @@ struct evlist {
 	uint64_t *ids;         /* same shape */
 	struct ringbuf **rings; /* [cpu] */
 	int *ring_fds;          /* [cpu] */
+	int *poll_fds;          /* [cpu]: a dummy of our own redirected into the ring, else ring_fds */
 	uint64_t read_format_lost; /* PERF_FORMAT_LOST set in the attrs */
 };
 
@@ -31,6 +32,33 @@ static size_t idx(const struct evlist *el, size_t a, size_t c, size_t t)
 static int perf_event_open(const struct perf_event_attr *attr, pid_t pid, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The fd to poll for a ring. The ring's own fd reports POLLHUP, at once and at every poll,
+ * as soon as the task it was opened on has exited with no child left: pollers spin from then
+ * on, and in -p mode other tasks may still be writing into the ring. A dummy event on our own
+ * thread (which outlives the recording), redirected into the ring, is woken by every wakeup
+ * of the ring like every fd attached to it, and never hangs up. It records nothing. If the
+ * kernel refuses it, the ring's fd it is. */
+static int open_poll_fd(int ring_fd, int cpu)
+{
+	struct perf_event_attr d = {
+		.size = sizeof(d),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = perf_event_open(&d, 0, cpu);
+
+	if (fd < 0)
+		return ring_fd;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) < 0) {
+		close(fd);
+		return ring_fd;
+	}
+	return fd;
 }
 
 void evlist__free(struct evlist *el)
@@ -45,6 +73,11 @@ void evlist__free(struct evlist *el)
 			if (el->fds[i] >= 0)
 				close(el->fds[i]);
 	free(el->rings);
+	if (el->poll_fds)
+		for (size_t c = 0; c < el->nr_cpus; c++)
+			if (el->poll_fds[c] >= 0 && (!el->ring_fds || el->poll_fds[c] != el->ring_fds[c]))
+				close(el->poll_fds[c]);
+	free(el->poll_fds);
 	free(el->ring_fds);
 	free(el->fds);
 	free(el->ids);
@@ -73,7 +106,14 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 	el->ids = calloc(n, sizeof(uint64_t));
 	el->rings = calloc(o->nr_cpus, sizeof(*el->rings));
 	el->ring_fds = malloc(o->nr_cpus * sizeof(int));
-	if (!el->cpus || !el->fds || !el->ids || !el->rings || !el->ring_fds)
+	el->poll_fds = malloc(o->nr_cpus * sizeof(int));
+	for (size_t c = 0; c < o->nr_cpus; c++) {
+		if (el->ring_fds)
+			el->ring_fds[c] = -1;
+		if (el->poll_fds)
+			el->poll_fds[c] = -1;
+	}
+	if (!el->cpus || !el->fds || !el->ids || !el->rings || !el->ring_fds || !el->poll_fds)
 		goto err_errno;
 	memcpy(el->cpus, o->cpus, o->nr_cpus * sizeof(int));
 	for (size_t i = 0; i < n; i++)
@@ -81,7 +121,6 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 	el->read_format_lost = o->attrs[0].read_format & PERF_FORMAT_LOST;
 
 	for (size_t c = 0; c < o->nr_cpus; c++) {
-		el->ring_fds[c] = -1;
 		for (size_t a = 0; a < o->nr_attrs; a++) {
 			for (size_t t = 0; t < o->nr_tids; t++) {
 				int fd = perf_event_open(&o->attrs[a], o->tids[t], o->cpus[c]);
@@ -112,6 +151,7 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 				}
 			}
 		}
+		el->poll_fds[c] = open_poll_fd(el->ring_fds[c], o->cpus[c]);
 	}
 	return el;
 
@@ -134,7 +174,7 @@ struct ringbuf *evlist__ring(const struct evlist *el, size_t i)
 
 int evlist__ring_fd(const struct evlist *el, size_t i)
 {
-	return el->ring_fds[i];
+	return el->poll_fds[i];
 }
 
 int evlist__ring_cpu(const struct evlist *el, size_t i)

@@ -37,7 +37,8 @@ struct evlist *evlist__open(const struct evlist_opts *opts, struct evlist_failur
 
 size_t evlist__nr_rings(const struct evlist *el);
 struct ringbuf *evlist__ring(const struct evlist *el, size_t i);
-int evlist__ring_fd(const struct evlist *el, size_t i);  /* the fd to poll for ring i */
+/* The fd to poll for ring i: POLLIN at each of its wakeups, and no POLLHUP when the tasks end. */
+int evlist__ring_fd(const struct evlist *el, size_t i);
 int evlist__ring_cpu(const struct evlist *el, size_t i);
 
 /* Kernel ids of attr a's fds (PERF_EVENT_IOC_ID), for the file's attr section. */

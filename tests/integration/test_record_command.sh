@@ -44,4 +44,14 @@ for mode in compressed plain; do
 	[ -n "$main_children" ] || fail "main not found in children view ($mode)"
 	close_to "$main_children" 90 10 || fail "main's children share $main_children% < 80: stacks do not unwind ($mode)"
 done
+
+# A reader sleeps between wakeups. It used to poll the event's own fd, which reports POLLHUP at
+# every poll once the task it was opened on is gone or (for some commands) from the start: the
+# readers spun, thousands of passes for this quiet half second.
+precord -v -e cpu-clock -F 100 -o idle.data -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.3' \
+	2> idle.err || { cat idle.err; fail "precord on a quiet command: exit $?"; }
+passes=$(sed -n 's/^\[ precord: \([0-9]*\) reader passes \]$/\1/p' idle.err)
+[ -n "$passes" ] || { cat idle.err; fail "no reader pass count with -v"; }
+echo "reader passes on a quiet 0.4 s command: $passes"
+assert_le "$passes" 200 "reader passes on a quiet 0.4 s command"
 echo "ok"
