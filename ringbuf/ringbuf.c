@@ -181,6 +181,11 @@ size_t ringbuf__used(const struct ringbuf *rb)
 	return load_head(rb->meta) - load_tail(rb->meta);
 }
 
+uint64_t ringbuf__head(const struct ringbuf *rb)
+{
+	return load_head(rb->meta);
+}
+
 size_t ringbuf__size(const struct ringbuf *rb)
 {
 	return rb->mask + 1;

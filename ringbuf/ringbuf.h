@@ -39,6 +39,8 @@ ssize_t ringbuf__drain(struct ringbuf *rb, ringbuf_fn fn, void *ctx, size_t max_
 
 /* Bytes published by the kernel and not yet consumed (acquire load of data_head). */
 size_t ringbuf__used(const struct ringbuf *rb);
+/* Bytes the kernel has published since the ring was mapped (acquire load of data_head). */
+uint64_t ringbuf__head(const struct ringbuf *rb);
 /* Size of the data area in bytes. */
 size_t ringbuf__size(const struct ringbuf *rb);
 /* Fill level in per mille (0..1000) of the data area. */

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "backpressure.h"
+#include "lookahead.h"
 #include "pause.h"
 #include "ringbuf.h"
 
@@ -27,6 +28,10 @@ struct lossless {
 	sem_t watcher_up; /* posted once the watcher has made its first pass */
 	struct ringbuf *const *rings;
 	size_t nr_watched;
+	struct lookahead *la;   /* when to look next */
+	uint64_t *heads, *used; /* per ring, at the latest look */
+	unsigned int high_permille;
+	double max_rate;
 	struct pauser *p;
 	pthread_mutex_t lock;
 	atomic_bool released;
@@ -60,14 +65,31 @@ static void on_action(void *ctx, enum bp_action a, unsigned int ring, uint64_t n
 	pthread_mutex_unlock(&ll->lock);
 }
 
-/* Sleep between looks: short while any ring holds data, longer when all are nearly empty.
- * At -m 64 and 20 kHz with 8 KiB stacks a ring fills 10% -> 50% in about 0.6 ms. */
-#define WATCH_BUSY_NS 100000
-#define WATCH_IDLE_NS 400000
-#define WATCH_BUSY_PERMILLE 100
+/* While paused, look this often: the readers' reports resume the target as they drain, the
+ * watcher's looks only back them up. */
+#define WATCH_PAUSED_NS 100000
 
 /* Above the readers' priority 10. */
 #define WATCH_PRIORITY 20
+
+/* Look at every ring; returns how long to sleep before the next look (lookahead.h). */
+static uint64_t look(struct lossless *ll)
+{
+	uint64_t t = now_ns(), sleep;
+
+	for (size_t i = 0; i < ll->nr_watched; i++) {
+		size_t size = ringbuf__size(ll->rings[i]);
+
+		ll->heads[i] = ringbuf__head(ll->rings[i]);
+		ll->used[i] = ringbuf__used(ll->rings[i]);
+		bp__report(ll->bp, (unsigned int)i,
+			   ll->used[i] >= size ? 1000 : (unsigned int)(ll->used[i] * 1000 / size), t);
+	}
+	sleep = lookahead__next(ll->la, ll->heads, ll->used, t);
+	if (bp__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
+		sleep = WATCH_PAUSED_NS;
+	return sleep;
+}
 
 static void *watcher_main(void *arg)
 {
@@ -75,22 +97,13 @@ static void *watcher_main(void *arg)
 	bool first = true;
 
 	while (!atomic_load_explicit(&ll->released, memory_order_relaxed)) {
-		unsigned int top = 0;
-		uint64_t t = now_ns();
-		struct timespec ts = { 0, 0 };
+		uint64_t sleep = look(ll);
+		struct timespec ts = { (time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u) };
 
-		for (size_t i = 0; i < ll->nr_watched; i++) {
-			unsigned int f = ringbuf__fill_permille(ll->rings[i]);
-
-			if (f > top)
-				top = f;
-			bp__report(ll->bp, (unsigned int)i, f, t);
-		}
 		if (first) {
 			sem_post(&ll->watcher_up);
 			first = false;
 		}
-		ts.tv_nsec = top >= WATCH_BUSY_PERMILLE ? WATCH_BUSY_NS : WATCH_IDLE_NS;
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 	}
 	if (first)
@@ -106,8 +119,15 @@ int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n)
 		return 0;
 	if (ll->watching || n > ll->nr_rings)
 		return -EINVAL;
+	if (!n)
+		return -EINVAL;
 	ll->rings = rings;
 	ll->nr_watched = n;
+	ll->heads = calloc(n, sizeof(*ll->heads));
+	ll->used = calloc(n, sizeof(*ll->used));
+	ll->la = lookahead__new(n, ringbuf__size(rings[0]), ll->high_permille, ll->max_rate);
+	if (!ll->heads || !ll->used || !ll->la)
+		return -errno;
 	/* Real-time from its first instruction: set by the thread itself, the priority would
 	 * wait for the thread's first turn on a CPU, which on a busy machine came 5 ms after
 	 * the events were enabled, long enough to fill a ring. Without CAP_SYS_NICE it runs at
@@ -154,6 +174,9 @@ void lossless__free(struct lossless *ll)
 	pthread_mutex_destroy(&ll->lock);
 	sem_destroy(&ll->watcher_up);
 	free(ll->by_ring);
+	lookahead__free(ll->la);
+	free(ll->heads);
+	free(ll->used);
 	free(ll);
 }
 
@@ -178,6 +201,8 @@ struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
 	}
 	sem_init(&ll->watcher_up, 0, 0);
 	ll->nr_rings = o->nr_rings;
+	ll->high_permille = o->high_permille;
+	ll->max_rate = o->max_rate;
 	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));
 	if (!ll->by_ring)
 		goto fail;

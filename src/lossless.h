@@ -17,6 +17,8 @@ struct lossless_opts {
 	const pid_t *pids;      /* -p targets (paused with signals); none: a command, created
 				 * before it is forked and then given to lossless__adopt */
 	size_t nr_pids;
+	double max_rate;        /* bytes per ns a ring can be written at most, as far as the
+				 * events' settings tell; 0: unknown */
 };
 
 struct lossless_stats {
@@ -38,9 +40,10 @@ int lossless__adopt(struct lossless *ll, pid_t pid);
 
 struct ringbuf;
 
-/* Start the watcher thread that samples the rings' fill levels every 0.1-0.4 ms (real-time
- * priority when permitted), independently of the readers. rings must outlive the watcher,
- * which stops at lossless__release. Returns 0 or -errno. */
+/* Start the watcher thread (real-time priority when permitted) that looks at the rings' fill
+ * levels independently of the readers, as often as their margins below the high mark and the
+ * rate they can be written at require (lookahead.h): from every 0.1 ms to every 2 ms. rings (all
+ * of one size) must outlive the watcher, which stops at lossless__release. Returns 0 or -errno. */
 int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n);
 
 /* A reader saw ring's fill level (per mille); pauses or resumes the target as needed.

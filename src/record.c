@@ -315,6 +315,24 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *nr, size_t *cap)
 	return 0;
 }
 
+/* The fastest a ring can be written by samples, bytes per ns, for the lossless watcher's
+ * look-ahead: each event samples at most freq times a second on a CPU (x1.5: the kernel's
+ * frequency steering overshoots at times), each sample at most its fixed fields, a full call
+ * chain and the user registers and stack. 0 (unknown) with a fixed period. Side-band records
+ * (switches, mmaps) come on top: the watcher also goes by the rates it sees. */
+static double max_ring_rate(const struct record *rec)
+{
+	double sample = 8 + 6 * 8; /* header; ip, tid, time, cpu, period, identifier */
+
+	if (rec->o.period)
+		return 0;
+	if (rec->o.callgraph != CALLGRAPH_NONE)
+		sample += 8 + 8 * (127 + 8); /* perf_event_max_stack frames and context markers */
+	if (rec->o.callgraph == CALLGRAPH_DWARF)
+		sample += 8 + 8 * __builtin_popcountll(PERF_X86_REGS_USER_MASK) + 8 + rec->o.stack_size + 8;
+	return (double)rec->nr_ev * (double)rec->o.freq * sample * 1.5 / 1e9;
+}
+
 static void setup_attrs(struct record *rec, bool command)
 {
 	for (size_t i = 0; i < rec->nr_ev; i++) {
@@ -534,6 +552,7 @@ int record__start(struct record *rec)
 			.low_permille = rec->o.low_permille,
 			.pids = rec->o.pids,
 			.nr_pids = rec->o.nr_pids,
+			.max_rate = max_ring_rate(rec),
 		};
 		char *why = NULL;
 
