@@ -111,6 +111,16 @@ nomem:
 	return NULL;
 }
 
+int zcomp__set_long_matching(struct zcomp *z, bool on)
+{
+	if (z->open)
+		return -EBUSY;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_enableLongDistanceMatching,
+						on ? 1 : 2 /* ZSTD_ps_enable, ZSTD_ps_disable (static-only names) */)))
+		return -EIO;
+	return 0;
+}
+
 static int reserve(struct zcomp *z, size_t need)
 {
 	size_t cap;

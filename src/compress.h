@@ -7,6 +7,7 @@
 #ifndef PRECORD_COMPRESS_H
 #define PRECORD_COMPRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,8 +17,15 @@
 
 struct zcomp;
 
-/* level: zstd level 1..22. Returns NULL with errno set (EINVAL bad level, ENOMEM). */
+/* level: zstd level 1..22, with long-distance matching. Returns NULL with errno set (EINVAL
+ * bad level, ENOMEM). */
 struct zcomp *zcomp__new(int level);
+
+/* Long-distance matching on or off (on by default). Off it
+ * costs about a quarter of the CPU per MiB for ~15% larger output on DWARF recordings.
+ * Takes effect from the next frame. Returns 0, -EBUSY while a streaming frame is open, -EIO if
+ * zstd refuses. */
+int zcomp__set_long_matching(struct zcomp *z, bool on);
 
 /* Compress len bytes of whole records into COMPRESSED records (each a multiple of 8 bytes,
  * padded inside the zstd stream). *ret_out points into a buffer owned by z, valid until the next

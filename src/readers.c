@@ -423,6 +423,10 @@ struct readers *readers__start(const struct readers_opts *o)
 			goto err;
 		if (o->comp_level > 0 && !(rd->zc = zcomp__new(o->comp_level)))
 			goto err;
+		if (rd->zc && o->fast_compress && (err = zcomp__set_long_matching(rd->zc, false)) < 0) {
+			errno = -err;
+			goto err;
+		}
 	}
 	for (size_t ri = 0; ri < nr_rings; ri++) {
 		struct reader *rd = &p->r[ri % p->nr];

@@ -31,6 +31,7 @@ struct readers_opts {
 	struct wq *wq;
 	unsigned int nr_readers;      /* rings are dealt round-robin; 0: one per ring */
 	int comp_level;               /* 0: write records as they are */
+	bool fast_compress;           /* no long-distance matching (less CPU, larger file) */
 	uint64_t sample_type;         /* of the attrs, to find sample times */
 	bool realtime;                /* try SCHED_FIFO for the reader threads */
 	int poll_ms;                  /* longest sleep between passes (default 100) */

@@ -644,6 +644,10 @@ int record__start(struct record *rec)
 			.wq = rec->wq,
 			.nr_readers = wq__nr_workers(rec->wq),
 			.comp_level = rec->o.comp_level,
+			/* lossless: the readers' CPU is taken from the target. Long-distance
+			 * matching costs ~1.2 ms per MiB against ~0.3 without; on the sched_yield
+			 * storm it made the run 8% longer for a file 16% smaller. */
+			.fast_compress = rec->o.lossless,
 			.sample_type = rec->attrs[0].sample_type,
 			/* Not real-time even for --lossless: the watcher (SCHED_FIFO) is what
 			 * reacts to a filling ring, and while the target is paused the readers

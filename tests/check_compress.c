@@ -633,6 +633,47 @@ START_TEST(test_stream_incompressible)
 }
 END_TEST
 
+/* DWARF samples carry copies of a few stacks, megabytes apart: 8 MiB drawn 4 KiB at a time from a
+ * pool of 256 random blocks. Long-distance matching finds most copies, level 1's own matcher
+ * far fewer; switched off it is off from the next frame, and never mid-frame. */
+START_TEST(test_stream_long_matching_switch)
+{
+	struct zcomp *z = zcomp__new(1);
+	struct bytes pool = { 0 }, src = { 0 }, with = { 0 }, without = { 0 };
+	struct preader rd;
+
+	ck_assert_ptr_nonnull(z);
+	for (size_t i = 0; i < 256 * 4096 / 8; i++) {
+		uint64_t v = rng();
+
+		bytes_add(&pool, &v, 8);
+	}
+	while (src.len < (8 << 20))
+		bytes_add(&src, pool.p + 4096 * (rng() % 256), 4096);
+	feed_all(z, src.p, src.len, 256 << 10);
+	ck_assert_int_eq(zcomp__set_long_matching(z, false), -EBUSY);
+	finish_into(z, &with);
+	ck_assert_int_eq(zcomp__set_long_matching(z, false), 0);
+	feed_all(z, src.p, src.len, 256 << 10);
+	finish_into(z, &without);
+	ck_assert_uint_lt(with.len, without.len * 6 / 10); /* 1.1 MB against 2.8 MB here */
+	for (int i = 0; i < 2; i++) {
+		struct bytes *f = i ? &without : &with;
+
+		preader_init(&rd, 1);
+		ck_assert_int_eq(preader_read(&rd, f->p, f->len), 0);
+		ck_assert_uint_eq(rd.stream.len, src.len);
+		ck_assert(memcmp(rd.stream.p, src.p, src.len) == 0);
+		preader_fini(&rd);
+	}
+	bytes_free(&pool);
+	bytes_free(&src);
+	bytes_free(&with);
+	bytes_free(&without);
+	zcomp__free(z);
+}
+END_TEST
+
 /* The type and compressed size of the first block zstd level 1 makes of src. */
 static void first_block(const void *src, size_t len, uint32_t *ret_type, uint32_t *ret_size)
 {
@@ -993,6 +1034,7 @@ Suite *compress_suite(void)
 	tcase_add_test(tc, test_stream_sizes);
 	tcase_add_test(tc, test_stream_block_limit);
 	tcase_add_test(tc, test_stream_incompressible);
+	tcase_add_test(tc, test_stream_long_matching_switch);
 	tcase_add_test(tc, test_stream_fallback);
 	tcase_add_test(tc, test_stream_api);
 	suite_add_tcase(s, tc);
