@@ -48,6 +48,6 @@ printf '| mechanism | cycles | p50 us | p90 us | p99 us | max us |\n|---|---|---
 awk '!/^#/ && NF >= 6 { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6 }
      !/^#/ && NF < 6 && NF > 0 { printf "| %s | | %s |\n", $1, substr($0, index($0, $3)) }' "$D/pause.txt"
 echo
-sed -n 's/^# target: /(target: /p' "$D/pause.txt" | sed 's/$/. Before the request comes the watcher'"'"'s look at the rings, every 0.1 ms while any ring is 10% full, 0.4 ms otherwise.)/'
+sed -n 's/^# target: /(target: /p' "$D/pause.txt" | sed 's/$/. Before the request comes the watcher'"'"'s look at the rings, every 0.1 to 2 ms as their margins below the high mark require.)/'
 [ -s "$D/pause.err" ] && sed 's/^/    /' "$D/pause.err"
 echo
