@@ -320,6 +320,9 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *nr, size_t *cap)
  * frequency steering overshoots at times), each sample at most its fixed fields, a full call
  * chain and the user registers and stack. 0 (unknown) with a fixed period. Side-band records
  * (switches, mmaps) come on top: the watcher also goes by the rates it sees. */
+/* --lossless warns below this much room above the high mark, at the largest sample rate. */
+#define LOSSLESS_MIN_ROOM_NS 500000.0
+
 static double max_ring_rate(const struct record *rec)
 {
 	double sample = 8 + 6 * 8; /* header; ip, tid, time, cpu, period, identifier */
@@ -555,7 +558,16 @@ int record__start(struct record *rec)
 			.max_rate = max_ring_rate(rec),
 		};
 		char *why = NULL;
+		double room = (double)rec->o.mmap_pages * (double)sysconf(_SC_PAGESIZE) *
+			      (1000 - rec->o.high_permille) / 1000;
 
+		/* What lies above the high mark must outlast a pause's reaction (0.15-0.3 ms
+		 * here, more on a loaded machine) at the rate samples can come. */
+		if (lo.max_rate > 0 && room / (lo.max_rate / 1.5) < LOSSLESS_MIN_ROOM_NS)
+			notice(rec, "--lossless: above the high mark a ring has room for %.2f ms of samples "
+				    "at this rate, less than a pause may take to act: events may still be lost "
+				    "(use a larger -m, a lower -F or a lower --high-watermark)",
+			       room / (lo.max_rate / 1.5) / 1e6);
 		rec->ll = lossless__new(&lo, &why);
 		if (!rec->ll) {
 			err = -errno;

@@ -44,6 +44,17 @@ cat rec.err
 assert_eq "$rc" 124 "precord exit status after losing events under --lossless"
 grep -q "^precord: --lossless failed: [0-9]* events were lost anyway, [0-9]* of them samples" rec.err ||
 	fail "no loud message on stderr"
+# Without -q, precord says at the start when a ring is too small for the rate to be safe; the
+# issue's own settings (-m 64) are not.
+for m in 16 64; do
+	precord -e cpu-clock -F 20000 --call-graph dwarf -m $m --lossless -o warn.data -- true 2> warn.err ||
+		{ cat warn.err; fail "precord --lossless -m $m on true: exit $?"; }
+	if grep -q "^precord: --lossless: above the high mark a ring has room for 0\.[0-9]* ms of samples" warn.err; then
+		[ $m = 16 ] || { cat warn.err; fail "a warning about -m $m"; }
+	else
+		[ $m = 64 ] || { cat warn.err; fail "no warning that -m $m at 20 kHz with DWARF stacks is too small"; }
+	fi
+done
 
 # perf's only complaint is about the losses themselves
 perf report -i ours.data --stdio > rep.txt 2> rep.err || fail "perf report exit $?"
