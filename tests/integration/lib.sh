@@ -67,7 +67,9 @@ agree() {
 				if (k > ni) { printf "%s: preport row not in perf report: %s\n", what, $0; bad = 1 }
 				next
 			}
-			nq++; pre[nq] = $0; at[B["name"]] = nq
+			nq++; pre[nq] = $0
+			# the first row of a name: a later one is another DSO'"'"'s (ld.so has a _start too)
+			if (!(B["name"] in at)) at[B["name"]] = nq
 		}
 		END {
 			for (r = 1; r <= np; r++) {

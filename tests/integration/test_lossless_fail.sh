@@ -47,8 +47,10 @@ grep -q "^precord: --lossless failed: [0-9]* events were lost anyway, [0-9]* of 
 # Without -q, precord says at the start when a ring is too small for the rate to be safe; the
 # issue's own settings (-m 64) are not.
 for m in 16 64; do
-	precord -e cpu-clock -F 20000 --call-graph dwarf -m $m --lossless -o warn.data -- true 2> warn.err ||
-		{ cat warn.err; fail "precord --lossless -m $m on true: exit $?"; }
+	rc=0
+	precord -e cpu-clock -F 20000 --call-graph dwarf -m $m --lossless -o warn.data -- true 2> warn.err || rc=$?
+	# even this short a run may lose a sample or two at -m 16 (and then fail as it must)
+	[ $rc = 0 ] || [ $m = 16 -a $rc = 124 ] || { cat warn.err; fail "precord --lossless -m $m on true: exit $rc"; }
 	if grep -q "^precord: --lossless: above the high mark a ring has room for 0\.[0-9]* ms of samples" warn.err; then
 		[ $m = 16 ] || { cat warn.err; fail "a warning about -m $m"; }
 	else
