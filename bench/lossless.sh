@@ -4,6 +4,7 @@
 #      --lossless: wall time, losses, samples and SWITCH records, precord's paused share;
 #   2. the pause reaction latency per mechanism (precord bench pause).
 LL_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 64"
+LOSSLESS_REPS=${LOSSLESS_REPS:-3}
 PAUSE_CYCLES=${PAUSE_CYCLES:-500}
 
 # count of TYPE records in a saved perf report --stats
@@ -14,11 +15,15 @@ echo
 export YIELD_STORM_REPORT=1
 run_timed $W/yield_storm "$STORM_COUNT" "$THREADS"; tb=$T
 sb=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-run_timed perf record $LL_OPTS -o "$D/perf-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; tp=$T
-sp=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; rc=$?; tr=$T
-sr=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-ll_line=$(grep "lossless via" "$D/run.err")
+: > "$D/llp"; : > "$D/llr"; rc=0
+for rep in $(seq "$LOSSLESS_REPS"); do
+	run_timed perf record $LL_OPTS -o "$D/perf-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llp"
+	sp=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
+	run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || rc=$?; echo "$T" >> "$D/llr"
+	sr=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
+	ll_line=$(grep "lossless via" "$D/run.err")
+done
+tp=$(median "$D/llp"); tr=$(median "$D/llr")
 share=$(echo "$ll_line" | sed -n 's/.*(\([0-9.]*%\) of the run).*/\1/p')
 npauses=$(echo "$ll_line" | sed -n 's/.*: \([0-9]*\) pauses,.*/\1/p')
 mech=$(echo "$ll_line" | sed -n 's/.*lossless via \([^:]*\):.*/\1/p')
@@ -36,7 +41,8 @@ for who in perf precord; do
 		"$(ll_count "$D/$who-ll.stats" SWITCH)" "$((2 * ${s:-0}))" "$paused" "$rel"
 done
 echo
-echo "(storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
+echo "(wall: medians of $LOSSLESS_REPS runs each, perf and precord alternating: perf $(tr '\n' ' ' < "$D/llp")s, precord"
+echo "$(tr '\n' ' ' < "$D/llr")s; the other columns are the last pair's. Storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
 echo "itself with getrusage in that run, times two for the out and in records of each switch; precord"
 echo "paused the target with the $mech and exited $rc; both files are read back with perf.)"
 echo

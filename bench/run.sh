@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench: precord against perf record, side by side in one run, printed as ratios.
-# Sizes can be reduced for a quick look: STORM_COUNT=200000 PIPE_LOOPS=20000 sh bench/run.sh
+# Sizes can be reduced for a quick look: STORM_COUNT=200000 PIPE_LOOPS=20000 RECORD_REPS=1 sh bench/run.sh
 # Sections: BENCH="record synth lossless report" (default: all that exist).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -9,6 +9,7 @@ W=build/workloads
 P=./precord
 STORM_COUNT=${STORM_COUNT:-1000000}
 PIPE_LOOPS=${PIPE_LOOPS:-100000}
+RECORD_REPS=${RECORD_REPS:-3}
 NCPU=$(nproc)
 THREADS=$((2 * NCPU))
 BENCH=${BENCH:-record synth lossless report}
@@ -28,22 +29,29 @@ run_timed() { # OUTVAR-prefix command... : sets T (seconds)
 case " $BENCH " in *" record "*)
 	echo "## Recording: same event, frequency, stack size and ring size (-e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M, zstd 1)"
 	echo
+	echo "Medians of $RECORD_REPS runs each, perf and precord alternating (file sizes vary run to run"
+	echo "with what the stacks hold: up to 3x on the pipe benchmark, for either recorder)."
+	echo
 	printf '| workload | bare s | perf s | precord s | slowdown perf | slowdown precord | precord/perf time | lost perf | lost precord | MB perf -z | MB precord | size ratio |\n'
 	printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 	for wl in storm pipe; do
 		if [ $wl = storm ]; then set -- $W/yield_storm "$STORM_COUNT" "$THREADS"; else set -- perf bench sched pipe -l "$PIPE_LOOPS"; fi
 		run_timed "$@"; tb=$T
-		run_timed perf record -e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M -z -o "$D/perf.data" -- "$@"; tp=$T
-		run_timed $P -q -e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M -z -o "$D/precord.data" -- "$@"; tr=$T
-		lp=$(( $(lost_events "$D/perf.data") + $(lost_samples "$D/perf.data") ))
-		lr=$(( $(lost_events "$D/precord.data") + $(lost_samples "$D/precord.data") ))
-		sp=$(size_of "$D/perf.data"); sr=$(size_of "$D/precord.data")
+		: > "$D/tp"; : > "$D/tr"; : > "$D/sp"; : > "$D/sr"; lp=0; lr=0
+		for rep in $(seq "$RECORD_REPS"); do
+			run_timed perf record -e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M -z -o "$D/perf.data" -- "$@"; echo "$T" >> "$D/tp"
+			run_timed $P -q -e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M -z -o "$D/precord.data" -- "$@"; echo "$T" >> "$D/tr"
+			lp=$((lp + $(lost_events "$D/perf.data") + $(lost_samples "$D/perf.data")))
+			lr=$((lr + $(lost_events "$D/precord.data") + $(lost_samples "$D/precord.data")))
+			size_of "$D/perf.data" >> "$D/sp"; size_of "$D/precord.data" >> "$D/sr"
+		done
+		tp=$(median "$D/tp"); tr=$(median "$D/tr"); sp=$(median "$D/sp"); sr=$(median "$D/sr")
 		printf '| %s | %s | %s | %s | %sx | %sx | %s | %s | %s | %s | %s | %s |\n' $wl "$tb" "$tp" "$tr" \
 			"$(ratio "$tp" "$tb")" "$(ratio "$tr" "$tb")" "$(ratio "$tr" "$tp")" "$lp" "$lr" \
 			"$(mb "$sp")" "$(mb "$sr")" "$(ratio "$sr" "$sp")"
 	done
 	echo
-	echo "(lost = events in PERF_RECORD_LOST plus samples in PERF_RECORD_LOST_SAMPLES, read back with perf.)"
+	echo "(lost = events in PERF_RECORD_LOST plus samples in PERF_RECORD_LOST_SAMPLES over all runs, read back with perf.)"
 	echo
 ;; esac
 
