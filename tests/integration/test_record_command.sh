@@ -54,4 +54,17 @@ passes=$(sed -n 's/^\[ precord: \([0-9]*\) reader passes \]$/\1/p' idle.err)
 [ -n "$passes" ] || { cat idle.err; fail "no reader pass count with -v"; }
 echo "reader passes on a quiet 0.4 s command: $passes"
 assert_le "$passes" 200 "reader passes on a quiet 0.4 s command"
+# The kernel copies dyn_size bytes of each user stack and leaves the rest of the reserved size
+# as whatever the ring held a lap earlier; precord zeroes that rest (nothing reads it). Thread
+# stacks end a few KiB above the sampled frames, so about half of spin_threads' samples have such
+# a tail; perf's own file of the same program keeps stale bytes in most of them.
+precord -q --no-compress -e cpu-clock -F 4000 --call-graph dwarf -o tails.data -- "$W/spin_threads" 0.5 \
+	> /dev/null 2> tails.err || { cat tails.err; fail "precord on spin_threads: exit $?"; }
+set -- $("$TOP/build/tools/stack_tails" tails.data)
+echo "stack tails: $*"
+[ "$1" = samples ] && [ "$3" = with_tail ] && [ "$5" = dirty ] || fail "stack_tails printed '$*'"
+assert_ge "$4" 100 "samples whose user stack has a tail past dyn_size"
+assert_eq "$6" 0 "samples whose stack tail holds stale bytes"
+perf script -i tails.data > /dev/null 2> tails.perr || fail "perf script on the zeroed stacks failed"
+[ ! -s tails.perr ] || { head tails.perr; fail "perf script wrote to stderr on the zeroed stacks"; }
 echo "ok"
