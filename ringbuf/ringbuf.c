@@ -178,7 +178,13 @@ corrupt:
 
 size_t ringbuf__used(const struct ringbuf *rb)
 {
-	return load_head(rb->meta) - load_tail(rb->meta);
+	/* The tail first: read after the head, a tail that a reader moved meanwhile could be
+	 * ahead of the head read, and the difference would wrap. The consumer's own calls
+	 * (its tail does not move under it) are exact; another thread's may be a little low. */
+	const uint64_t tail = __atomic_load_n(&rb->meta->data_tail, __ATOMIC_ACQUIRE);
+	const uint64_t head = load_head(rb->meta);
+
+	return head > tail ? head - tail : 0;
 }
 
 uint64_t ringbuf__head(const struct ringbuf *rb)

@@ -111,12 +111,21 @@ nomem:
 	return NULL;
 }
 
+/* Off: ZSTD_ps_disable (a static-only name) since zstd 1.5.1, where 0 means "auto" (off at
+ * level 1 with our window, but not a promise); before, the parameter was a plain flag and 2
+ * would turn it on. */
+#if ZSTD_VERSION_NUMBER >= 10501
+#define LDM_OFF 2
+#else
+#define LDM_OFF 0
+#endif
+
 int zcomp__set_long_matching(struct zcomp *z, bool on)
 {
 	if (z->open)
 		return -EBUSY;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_enableLongDistanceMatching,
-						on ? 1 : 2 /* ZSTD_ps_enable, ZSTD_ps_disable (static-only names) */)))
+						on ? 1 : LDM_OFF)))
 		return -EIO;
 	return 0;
 }

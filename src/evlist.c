@@ -103,6 +103,9 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 	n = o->nr_attrs * o->nr_cpus * o->nr_tids;
 	el->cpus = calloc(o->nr_cpus, sizeof(int));
 	el->fds = malloc(n * sizeof(int));
+	if (el->fds)
+		for (size_t i = 0; i < n; i++)
+			el->fds[i] = -1;
 	el->ids = calloc(n, sizeof(uint64_t));
 	el->rings = calloc(o->nr_cpus, sizeof(*el->rings));
 	el->ring_fds = malloc(o->nr_cpus * sizeof(int));
@@ -116,8 +119,6 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 	if (!el->cpus || !el->fds || !el->ids || !el->rings || !el->ring_fds || !el->poll_fds)
 		goto err_errno;
 	memcpy(el->cpus, o->cpus, o->nr_cpus * sizeof(int));
-	for (size_t i = 0; i < n; i++)
-		el->fds[i] = -1;
 	el->read_format_lost = o->attrs[0].read_format & PERF_FORMAT_LOST;
 
 	for (size_t c = 0; c < o->nr_cpus; c++) {

@@ -315,14 +315,14 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *nr, size_t *cap)
 	return 0;
 }
 
+/* --lossless warns below this much room above the high mark, at the largest sample rate. */
+#define LOSSLESS_MIN_ROOM_NS 500000.0
+
 /* The fastest a ring can be written by samples, bytes per ns, for the lossless watcher's
  * look-ahead: each event samples at most freq times a second on a CPU (x1.5: the kernel's
  * frequency steering overshoots at times), each sample at most its fixed fields, a full call
  * chain and the user registers and stack. 0 (unknown) with a fixed period. Side-band records
  * (switches, mmaps) come on top: the watcher also goes by the rates it sees. */
-/* --lossless warns below this much room above the high mark, at the largest sample rate. */
-#define LOSSLESS_MIN_ROOM_NS 500000.0
-
 static double max_ring_rate(const struct record *rec)
 {
 	double sample = 8 + 6 * 8; /* header; ip, tid, time, cpu, period, identifier */
