@@ -15,11 +15,11 @@ echo
 export YIELD_STORM_REPORT=1
 run_timed $W/yield_storm "$STORM_COUNT" "$THREADS"; tb=$T
 sb=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-: > "$D/llp"; : > "$D/llr"; rc=0
+: > "$D/llp"; : > "$D/llr"; ll_rc=0
 for rep in $(seq "$LOSSLESS_REPS"); do
 	run_timed perf record $LL_OPTS -o "$D/perf-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llp"
 	sp=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-	run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || rc=$?; echo "$T" >> "$D/llr"
+	run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || ll_rc=$?; echo "$T" >> "$D/llr"
 	sr=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
 	ll_line=$(grep "lossless via" "$D/run.err")
 done
@@ -44,7 +44,7 @@ echo
 echo "(wall: medians of $LOSSLESS_REPS runs each, perf and precord alternating: perf $(tr '\n' ' ' < "$D/llp")s, precord"
 echo "$(tr '\n' ' ' < "$D/llr")s; the other columns are the last pair's. Storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
 echo "itself with getrusage in that run, times two for the out and in records of each switch; precord"
-echo "paused the target with the $mech and exited $rc; both files are read back with perf.)"
+echo "paused the target with the $mech and exited $ll_rc (a failing run's status, 0 if none failed); both files are read back with perf.)"
 echo
 
 echo "## --lossless pause reaction: request -> the kernel reports the whole target stopped"

@@ -29,8 +29,9 @@ run_timed() { # OUTVAR-prefix command... : sets T (seconds)
 case " $BENCH " in *" record "*)
 	echo "## Recording: same event, frequency, stack size and ring size (-e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M, zstd 1)"
 	echo
-	echo "Medians of $RECORD_REPS runs each, perf and precord alternating (file sizes vary run to run"
-	echo "with what the stacks hold: up to 3x on the pipe benchmark, for either recorder)."
+	echo "Medians of $RECORD_REPS runs each, perf and precord alternating: single runs swing by 10% in time"
+	echo "here, and perf's file size with the stale bytes its stack dumps carry past dyn_size (precord"
+	echo "zeroes them)."
 	echo
 	printf '| workload | bare s | perf s | precord s | slowdown perf | slowdown precord | precord/perf time | lost perf | lost precord | MB perf -z | MB precord | size ratio |\n'
 	printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'

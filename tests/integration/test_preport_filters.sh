@@ -70,7 +70,7 @@ same_graph() {
 	     { nb = FNR
 	       if (skel(a[FNR]) != skel($0)) { bad = 1; next }
 	       n = pcts(a[FNR], x); pcts($0, y)
-	       for (i = 1; i <= n; i++) if (x[i] - y[i] > 0.05 || y[i] - x[i] > 0.05) bad = 1 }
+	       for (i = 1; i <= n; i++) if (x[i] - y[i] > 0.0501 || y[i] - x[i] > 0.0501) bad = 1 }
 	     END { exit bad || na != nb }' "$1" "$2"
 }
 upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }

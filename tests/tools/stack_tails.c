@@ -91,15 +91,21 @@ int main(int argc, char **argv)
 		if (h->type != PERF_RECORD_SAMPLE)
 			continue;
 		samples++;
-		if (st & PERF_SAMPLE_CALLCHAIN)
+		if (st & PERF_SAMPLE_CALLCHAIN) {
+			if (p + 8 > size || u64(r + p) > (size - p - 8) / 8)
+				continue;
 			p += 8 + 8 * u64(r + p);
-		if (st & PERF_SAMPLE_REGS_USER)
+		}
+		if (st & PERF_SAMPLE_REGS_USER) {
+			if (p + 8 > size)
+				continue;
 			p += 8 + (u64(r + p) ? 8 * (size_t)__builtin_popcountll(regs) : 0);
+		}
 		if (p + 8 > size)
 			continue;
 		sz = u64(r + p);
 		p += 8;
-		if (!sz || p + sz + 8 > size)
+		if (!sz || sz > size - p || size - p - sz < 8)
 			continue;
 		dyn = u64(r + p + sz);
 		if (dyn >= sz)
