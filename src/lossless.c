@@ -29,6 +29,7 @@ struct lossless {
 	struct ringbuf *const *rings;
 	size_t nr_watched;
 	struct lookahead *la;   /* when to look next */
+	_Atomic uint64_t looks;
 	uint64_t *heads, *used; /* per ring, at the latest look */
 	unsigned int high_permille;
 	double max_rate;
@@ -85,6 +86,7 @@ static uint64_t look(struct lossless *ll)
 		bp__report(ll->bp, (unsigned int)i,
 			   ll->used[i] >= size ? 1000 : (unsigned int)(ll->used[i] * 1000 / size), t);
 	}
+	atomic_fetch_add_explicit(&ll->looks, 1, memory_order_relaxed);
 	sleep = lookahead__next(ll->la, ll->heads, ll->used, t);
 	if (bp__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
 		sleep = WATCH_PAUSED_NS;
@@ -287,4 +289,5 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->pauses_by_ring = ll->by_ring;
 	s->nr_rings = ll->nr_rings;
 	s->action_error = ll->action_err;
+	s->looks = atomic_load(&((struct lossless *)ll)->looks);
 }

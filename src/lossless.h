@@ -28,6 +28,7 @@ struct lossless_stats {
 	const uint64_t *pauses_by_ring;     /* nr_rings counters: which ring caused each pause */
 	size_t nr_rings;
 	int action_error;       /* first pause/resume failure (-errno), 0 if none */
+	uint64_t looks;         /* the watcher's looks at the rings */
 };
 
 /* Set up the pauser (and its guardian) for the target: before the command is forked, or

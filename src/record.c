@@ -894,6 +894,7 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		s->paused_longest = ls.paused_longest;
 		s->pauses_by_ring = ls.pauses_by_ring;
 		s->pause_error = ls.action_error;
+		s->watcher_looks = ls.looks;
 		for (size_t i = 0; i < ls.nr_rings && i < rec->nr_cpus; i++)
 			s->pause_ring_cpu[i < RECORD_MAX_RING_STATS ? i : RECORD_MAX_RING_STATS - 1] = rec->cpus[i];
 	}

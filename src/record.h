@@ -59,6 +59,7 @@ struct record_stats {
 	const uint64_t *pauses_by_ring; /* nr_rings counters (valid while the session lives) */
 	int pause_ring_cpu[RECORD_MAX_RING_STATS]; /* the CPU of each ring */
 	int pause_error;               /* first failure to pause or resume (-errno) */
+	uint64_t watcher_looks;        /* --lossless: the watcher's looks at the rings */
 };
 
 struct record;

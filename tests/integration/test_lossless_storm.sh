@@ -48,4 +48,14 @@ assert_eq "$sw" "$read_sw" "switches in the file vs read from the rings"
 expect=$((cpu_us / 50))
 assert_ge "$smp" $((expect * 30 / 100)) "samples vs CPU time ($expect at 20 kHz)"
 assert_le "$smp" $((expect * 110 / 100)) "samples vs CPU time ($expect at 20 kHz)"
+
+# The watcher looks at the rings only as often as their margins require: on a quiet command,
+# every 2 ms at most (it used to look every 0.4 ms whatever the rings held, 0.1 ms once one was
+# 10% full). At least a few dozen looks a second show it runs at all.
+precord -v --lossless -o quiet.data -- sleep 1 2> quiet.err || { rc=$?; cat quiet.err; fail "precord --lossless on sleep: exit $rc"; }
+rate=$(sed -n 's/^\[ precord: [0-9]* looks at the rings by the lossless watcher (\([0-9]*\)\/s) \]$/\1/p' quiet.err)
+[ -n "$rate" ] || { cat quiet.err; fail "no watcher look count with -v"; }
+echo "watcher on a quiet command: $rate looks/s"
+assert_le "$rate" 600 "watcher looks per second on a quiet command"
+assert_ge "$rate" 50 "watcher looks per second on a quiet command"
 echo ok
