@@ -256,8 +256,9 @@ static void record_files(void)
 	ck_assert_int_eq(
 		run("cd %s && "
 		    "{ perf record -q -e cpu-clock -o plain.data -- " BUSY " & "
-		    /* A small ring so that -z writes several COMPRESSED records. */
-		    "perf record -q -z -m 2 -e cpu-clock -o z.data -- " BUSY " & "
+		    /* A small ring and a high rate so that -z writes several COMPRESSED
+		     * records (at the default 4000 Hz it wrote only two now and then). */
+		    "perf record -q -z -m 2 -F 20000 -e cpu-clock -o z.data -- " BUSY " & "
 		    "perf record -q -e cpu-clock --call-graph dwarf -o dwarf.data -- " BUSY " & "
 		    "perf record -q -a -e cpu-clock -o sys.data -- sleep 0.2 & "
 		    "perf record -q -e cpu-clock -o small.data -- true & "
@@ -601,8 +602,8 @@ START_TEST(test_corrupt_record_size)
 END_TEST
 
 struct comp_pos {
-	uint64_t off[64];
-	uint16_t size[64];
+	uint64_t off[1024];
+	uint16_t size[1024];
 	int n;
 };
 
@@ -613,7 +614,7 @@ static struct comp_pos find_compressed(const struct blob *b)
 	struct comp_pos c = { .n = 0 };
 	uint64_t off = h->data.offset;
 
-	while (off < h->data.offset + h->data.size && c.n < 64) {
+	while (off < h->data.offset + h->data.size && c.n < 1024) {
 		struct perf_event_header eh;
 
 		memcpy(&eh, b->p + off, sizeof(eh));
