@@ -26,6 +26,7 @@
 #include "compress.h"
 #include "evlist.h"
 #include "perf_abi.h"
+#include "perf_sample.h"
 #include "perf_writer.h"
 #include "ringbuf.h"
 #include "workqueue.h"
@@ -70,8 +71,7 @@ struct readers {
 	int stop_fd;
 	atomic_bool stopping;
 	int time_off;  /* byte offset of the sample time in a SAMPLE record, -1 if absent */
-	size_t stack_off; /* of the call chain, else the user registers, else the user stack, in a
-			   * SAMPLE record; 0 when it has no user stack */
+	bool stacks;   /* SAMPLE records carry user stacks */
 	_Atomic uint64_t records, samples, switches, lost_records, lost_events, bytes_read,
 		bytes_written, wakeups, discarded;
 	atomic_int error;
@@ -88,36 +88,12 @@ struct readers {
  * size it reserved, which keeps whatever the ring held there a lap earlier: stale bytes of
  * older records (of any task the ring served). No reader looks past dyn_size (perf takes it as
  * the stack's size); zeroed, those bytes compress to nothing. rec is the staged copy. */
-static void zero_stack_tail(const struct readers *p, uint8_t *rec, size_t size)
+static void zero_stack_tail(const struct readers *p, struct perf_event_header *rec)
 {
-	size_t off = p->stack_off;
-	uint64_t v, sz, dyn;
+	struct perf_sample s;
 
-	if (off == 0)
-		return;
-	if (p->o.sample_type & PERF_SAMPLE_CALLCHAIN) {
-		if (off + 8 > size)
-			return;
-		memcpy(&v, rec + off, 8);
-		if (v > (size - off - 8) / 8)
-			return;
-		off += 8 + 8 * v;
-	}
-	if (p->o.sample_type & PERF_SAMPLE_REGS_USER) {
-		if (off + 8 > size)
-			return;
-		memcpy(&v, rec + off, 8); /* abi: 0 when the sample has no user registers */
-		off += 8 + (v ? 8 * (size_t)__builtin_popcountll(p->o.regs_user) : 0);
-	}
-	if (off + 8 > size)
-		return;
-	memcpy(&sz, rec + off, 8);
-	off += 8;
-	if (!sz || sz > size - off || size - off - sz < 8)
-		return;
-	memcpy(&dyn, rec + off + sz, 8);
-	if (dyn < sz)
-		memset(rec + off + dyn, 0, sz - dyn);
+	if (perf_sample__parse(p->o.attr, rec, &s) == 0 && s.stack_dyn_size < s.stack_size)
+		memset((uint8_t *)s.stack + s.stack_dyn_size, 0, s.stack_size - s.stack_dyn_size);
 }
 
 static int on_record(void *ctx, const struct perf_event_header *h)
@@ -133,7 +109,8 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		rd->samples++;
-		zero_stack_tail(p, rd->staging + rd->staged - h->size, h->size);
+		if (p->stacks)
+			zero_stack_tail(p, (struct perf_event_header *)(rd->staging + rd->staged - h->size));
 		if (p->time_off >= 0 && h->size >= p->time_off + 8) {
 			uint64_t t;
 
@@ -378,17 +355,6 @@ static void reader_main(void *arg)
 	pthread_mutex_unlock(&p->done_lock);
 }
 
-static size_t stack_part_offset(uint64_t st)
-{
-	const uint64_t fixed = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-
-	if (!(st & PERF_SAMPLE_STACK_USER) ||
-	    (st & ~(fixed | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)))
-		return 0;
-	return 8 + 8 * (size_t)__builtin_popcountll(st & fixed);
-}
-
 static int sample_time_offset(uint64_t st)
 {
 	int off = 8;
@@ -451,8 +417,8 @@ struct readers *readers__start(const struct readers_opts *o)
 	p->nr = o->nr_readers ? o->nr_readers : nr_rings;
 	if (p->nr > nr_rings)
 		p->nr = nr_rings;
-	p->time_off = sample_time_offset(o->sample_type);
-	p->stack_off = stack_part_offset(o->sample_type);
+	p->time_off = sample_time_offset(o->attr->sample_type);
+	p->stacks = o->attr->sample_type & PERF_SAMPLE_STACK_USER;
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->r = calloc(p->nr, sizeof(*p->r));
 	if (p->stop_fd < 0 || !p->r)

@@ -32,10 +32,8 @@ struct readers_opts {
 	unsigned int nr_readers;      /* rings are dealt round-robin; 0: one per ring */
 	int comp_level;               /* 0: write records as they are */
 	bool fast_compress;           /* no long-distance matching (less CPU, larger file) */
-	uint64_t sample_type;         /* of the attrs, to find sample times and user stacks: one
-				       * of IP TID TIME CPU PERIOD IDENTIFIER CALLCHAIN REGS_USER
-				       * STACK_USER, nothing else */
-	uint64_t regs_user;           /* the attrs' sample_regs_user */
+	const struct perf_event_attr *attr; /* the events' (one sample layout for all): to find
+					     * sample times and user stacks; must outlive the pool */
 	bool realtime;                /* try SCHED_FIFO for the reader threads */
 	int poll_ms;                  /* longest sleep between passes (default 100) */
 	size_t max_slice;             /* bytes drained before compressing (0: 1 MiB) */

@@ -660,8 +660,7 @@ int record__start(struct record *rec)
 			 * matching costs ~1.2 ms per MiB against ~0.3 without; on the sched_yield
 			 * storm it made the run 8% longer for a file 16% smaller. */
 			.fast_compress = rec->o.lossless,
-			.sample_type = rec->attrs[0].sample_type,
-			.regs_user = rec->attrs[0].sample_regs_user,
+			.attr = &rec->attrs[0],
 			/* Not real-time even for --lossless: the watcher (SCHED_FIFO) is what
 			 * reacts to a filling ring, and while the target is paused the readers
 			 * have its CPUs anyway. Real-time readers preempted the target at every
