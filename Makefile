@@ -22,8 +22,8 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-comp
 LDLIBS := $(PKG_LIBS) -lpfm -lstdc++ -lpthread -lm
 
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
-DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libzstd-dev check \
-	linux-perf systemd procps
+DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
+	check linux-perf systemd procps
 
 B := build
 PROGS := $(patsubst src/%.c,%,$(wildcard src/precord.c src/preport.c src/precordd.c))
