@@ -18,7 +18,7 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-	-D_GNU_SOURCE -fno-strict-aliasing -pthread -Isrc -Iringbuf -Iunwind $(PKG_CFLAGS) -MMD -MP
+	-D_GNU_SOURCE -fno-strict-aliasing -pthread -I. -Isrc $(PKG_CFLAGS) -MMD -MP
 LDLIBS := $(PKG_LIBS) -lpfm -lstdc++ -lpthread -lm
 
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
@@ -26,9 +26,11 @@ DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libd
 	check linux-perf systemd procps
 
 B := build
-PROGS := $(patsubst src/%.c,%,$(wildcard src/precord.c src/preport.c src/precordd.c))
-MAINS := $(addprefix src/,$(addsuffix .c,$(PROGS)))
-LIB_SRCS := $(filter-out $(MAINS),$(sort $(wildcard src/*.c ringbuf/*.c unwind/*.c)))
+# src/ by layer (lib <- perf <- ringbuf, unwind <- record, report <- daemon <- cmd); headers are
+# included by their path from the top or from src/: "perf/reader.h", "unwind/maps.h".
+PROGS := precord preport precordd
+MAINS := $(addprefix src/cmd/,$(addsuffix .c,$(PROGS)))
+LIB_SRCS := $(filter-out $(MAINS),$(sort $(wildcard src/*/*.c src/*/*/*.c ringbuf/*.c unwind/*.c)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
 TEST_SRCS := $(sort $(wildcard tests/check_*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(B)/%.o)
@@ -45,7 +47,7 @@ $(B)/libprecord.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(PROGS): %: $(B)/src/%.o $(B)/libprecord.a
+$(PROGS): %: $(B)/src/cmd/%.o $(B)/libprecord.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The unit-test runner adds every Suite *NAME_suite(void) found in tests/check_*.c.
@@ -84,11 +86,11 @@ test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS)
 # libFuzzer target for the perf.data reader (tests/fuzz/fuzz_reader.c); run it with
 # build/fuzz_reader -max_total_time=120 tests/corpus
 FUZZ_CC ?= clang
-FUZZ_SRCS := tests/fuzz/fuzz_reader.c src/perf_reader.c src/perf_sample.c
+FUZZ_SRCS := tests/fuzz/fuzz_reader.c src/perf/reader.c src/perf/sample.c
 fuzz: $(B)/fuzz_reader
-$(B)/fuzz_reader: $(FUZZ_SRCS) src/perf_reader.h src/perf_sample.h src/perf_abi.h
+$(B)/fuzz_reader: $(FUZZ_SRCS) src/perf/reader.h src/perf/sample.h src/perf/abi.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs libzstd)
 
 deps:

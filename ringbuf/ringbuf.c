@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ringbuf.h"
+#include "ringbuf/ringbuf.h"
 
 /* Largest record the u16 size field allows, rounded down to the 8-byte record granularity:
  * the bounce buffer holds any record that can exist. */

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "backpressure.h"
+#include "record/lossless/backpressure.h"
 
 START_TEST(test_new_validates)
 {

@@ -12,9 +12,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "cleanup.h"
-#include "compress.h"
-#include "perf_abi.h"
+#include "lib/cleanup.h"
+#include "perf/compress.h"
+#include "perf/abi.h"
 
 /* ---- a growing byte buffer ---- */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "daemon/config.h"
 
 static int parse(const char *text, struct daemon_config *c, char **msg)
 {

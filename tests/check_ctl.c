@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl.h"
-#include "record.h"
+#include "daemon/ctl.h"
+#include "record/record.h"
 
 static int parse(const char *s, struct ctl_request *r, const char **why)
 {

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "events.h"
+#include "record/events.h"
 
 #define SYSFS_PMUS "/sys/bus/event_source/devices"
 

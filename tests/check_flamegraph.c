@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamegraph.h"
+#include "report/flamegraph.h"
 
 static char *render(struct flamegraph *fg)
 {

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "lookahead.h"
+#include "record/lossless/lookahead.h"
 
 #define RING (256 * 1024ull) /* -m 64 */
 #define HIGH (RING / 2)      /* 500 per mille */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "maps.h"
+#include "unwind/maps.h"
 
 #define RX (PROT_READ | PROT_EXEC)
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pause.h"
+#include "record/lossless/pauser.h"
 
 #define MAX_SLOTS 64
 

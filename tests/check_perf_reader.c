@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "cleanup.h"
-#include "perf_abi.h"
-#include "perf_reader.h"
-#include "perf_sample.h"
+#include "lib/cleanup.h"
+#include "perf/abi.h"
+#include "perf/reader.h"
+#include "perf/sample.h"
 
 static char dir[64];
 

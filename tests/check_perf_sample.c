@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cleanup.h"
-#include "perf_abi.h"
-#include "perf_sample.h"
+#include "lib/cleanup.h"
+#include "perf/abi.h"
+#include "perf/sample.h"
 
 struct rb {
 	uint64_t w[512];

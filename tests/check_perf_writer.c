@@ -18,10 +18,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "perf_abi.h"
-#include "perf_features.h"
-#include "perf_writer.h"
+#include "lib/cleanup.h"
+#include "perf/abi.h"
+#include "perf/features.h"
+#include "perf/writer.h"
 
 #define TEST_TYPE 200 /* a record type perf does not use: our test records */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "ringbuf.h"
+#include "lib/cleanup.h"
+#include "ringbuf/ringbuf.h"
 
 #define SIM_PAGE 4096
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sdnotify.h"
+#include "daemon/sdnotify.h"
 
 /* A datagram socket bound to name ("@..." abstract); returns the fd. */
 static int listen_on(const char *name)

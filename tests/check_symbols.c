@@ -14,11 +14,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "demangle.h"
-#include "elfcache.h"
-#include "maps.h"
-#include "symbols.h"
+#include "lib/cleanup.h"
+#include "unwind/demangle.h"
+#include "unwind/elfcache.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
 
 /* Groups of symbols sharing one address; the comment says which one perf keeps. */
 __asm__(".text\n"

@@ -21,9 +21,9 @@
 #include <dirent.h>
 #include <ctype.h>
 
-#include "perf_abi.h"
-#include "synthesize.h"
-#include "workqueue.h"
+#include "perf/abi.h"
+#include "record/synthesize.h"
+#include "lib/workqueue.h"
 
 #define TEST_ID 0x1234abcdULL
 #define TEST_CPU 3

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology.h"
+#include "lib/topology.h"
 
 static const char *data_path(const char *name)
 {

@@ -18,12 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "maps.h"
-#include "perf_abi.h"
-#include "perf_sample.h"
-#include "symbols.h"
-#include "unwinder.h"
+#include "lib/cleanup.h"
+#include "unwind/maps.h"
+#include "perf/abi.h"
+#include "perf/sample.h"
+#include "unwind/symbols.h"
+#include "unwind/unwinder.h"
 
 /* ---------- in-process capture ---------- */
 

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "topology.h"
-#include "workqueue.h"
+#include "lib/topology.h"
+#include "lib/workqueue.h"
 
 static const char *data_path(const char *name)
 {

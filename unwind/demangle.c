@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cleanup.h"
-#include "demangle.h"
+#include "lib/cleanup.h"
+#include "unwind/demangle.h"
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cleanup.h"
-#include "elfcache.h"
-#include "symbols.h"
+#include "lib/cleanup.h"
+#include "unwind/elfcache.h"
+#include "unwind/symbols.h"
 
 #define MAX_LOADS 16
 #define BUILD_ID_MAX 64

@@ -12,10 +12,10 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 
-#include "cleanup.h"
-#include "elfcache.h"
-#include "maps.h"
-#include "symbols.h"
+#include "lib/cleanup.h"
+#include "unwind/elfcache.h"
+#include "unwind/maps.h"
+#include "unwind/symbols.h"
 
 #define KERNEL_SPACE_START 0xffff800000000000ULL
 

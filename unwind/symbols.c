@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "cleanup.h"
-#include "demangle.h"
-#include "symbols.h"
+#include "lib/cleanup.h"
+#include "unwind/demangle.h"
+#include "unwind/symbols.h"
 
 struct symtab {
 	size_t nr;

@@ -11,11 +11,11 @@
 
 #include <libunwind.h>
 
-#include "elfcache.h"
-#include "maps.h"
-#include "perf_abi.h"
-#include "symbols.h"
-#include "unwinder.h"
+#include "unwind/elfcache.h"
+#include "unwind/maps.h"
+#include "perf/abi.h"
+#include "unwind/symbols.h"
+#include "unwind/unwinder.h"
 
 /* Exported by libunwind but not declared in its headers. */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,

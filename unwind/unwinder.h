@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perf_sample.h"
+#include "perf/sample.h"
 
 struct unwinder;
 struct map_snapshot;

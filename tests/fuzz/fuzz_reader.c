@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "perf_reader.h"
-#include "perf_sample.h"
+#include "perf/reader.h"
+#include "perf/sample.h"
 
 static int visit(const struct perf_reader_record *rec, void *ctx)
 {

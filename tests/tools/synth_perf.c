@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "perf_abi.h"
-#include "perf_writer.h"
+#include "perf/abi.h"
+#include "perf/writer.h"
 
 #define PID 4242
 #define COMM "synthdemo"

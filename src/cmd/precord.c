@@ -1,0 +1,572 @@
+/* precord: the command-line recorder. Parses options into a record session, shows a status line
+ * while recording, prints the closing summary and exits with the command's status (or one of
+ * the documented codes of its own). All error reporting to the user happens here. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "record/record.h"
+#include "cmd/subcmd.h"
+
+#ifndef PRECORD_VERSION
+#define PRECORD_VERSION "0.1"
+#endif
+
+/* Exit codes of precord's own (see man/precord.1, EXIT STATUS). */
+enum {
+	EXIT_USAGE = 2,       /* bad options: nothing was started */
+	EXIT_LOSSLESS = 124,  /* --lossless and events were lost anyway */
+	EXIT_FAIL = 125,      /* precord failed while setting up or recording */
+	EXIT_NOEXEC = 126,    /* the command could not be executed */
+	EXIT_NOTFOUND = 127,  /* the command was not found */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static bool quiet, verbose;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: precord [options] [--] COMMAND [ARGS...]   record a command\n"
+"       precord [options] -p PID[,PID...]          record running processes\n"
+"       precord [options] -a [-C CPUS]             record the whole system\n"
+"       precord bench synthesize [-t]               measure /proc synthesis\n"
+"       precord bench pause [-n N] [-m MECH]         measure --lossless pause latency\n"
+"       precord ctl status|rotate|record ...        talk to precordd (precord ctl --help)\n"
+"\n"
+"  -o, --output FILE          write FILE (default perf.data; an old one becomes FILE.old)\n"
+"  -e, --event EVENT[,...]    events to sample (default cycles; cpu-clock when the\n"
+"                             machine has no hardware PMU). perf names or libpfm4 names\n"
+"  -F, --freq HZ              samples per second (default 4000)\n"
+"  -c, --count PERIOD         sample every PERIOD events instead of -F\n"
+"  -g                         record call graphs (the default, dwarf)\n"
+"      --call-graph MODE      dwarf[,SIZE] (default dwarf,8192), fp or none\n"
+"  -m, --mmap-pages N         ring buffer pages per CPU, a power of two, or a size\n"
+"                             such as 512K or 4M (default 2M with dwarf, else 512K)\n"
+"  -z, --compression-level[=N]  zstd level 1-22 (on by default at 1)\n"
+"      --no-compress          write records uncompressed\n"
+"      --switch-events        record context switches\n"
+"  -a, --all-cpus             record every CPU (system-wide)\n"
+"  -C, --cpu CPUS             only these CPUs, e.g. 0-3,6\n"
+"  -p, --pid PIDS             record running processes (and their new threads)\n"
+"      --readers N            reader threads (default one per CPU recorded)\n"
+"      --affinity SCOPE       where readers run: cpu (default), smt, cache, numa, system\n"
+"      --lossless             never lose an event: pause the target when a ring buffer\n"
+"                             passes the high watermark, resume below the low one\n"
+"      --high-watermark PCT   pause above this fill level (default 50)\n"
+"      --low-watermark PCT    resume below this fill level (default 25)\n"
+"  -q, --quiet                no status line, no summary\n"
+"  -v, --verbose              more detail in the summary\n"
+"  -h, --help                 this text\n"
+"      --version              precord's version\n"
+"\n"
+"Exit status: the command's; 2 bad usage, 124 --lossless lost events, 125 precord failed,\n"
+"126 the command cannot be executed, 127 the command was not found.\n");
+}
+
+static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("precord: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void on_notice(void *ctx, const char *msg)
+{
+	if (!quiet)
+		fprintf(stderr, "precord: %s\n", msg);
+}
+
+/* Parse an unsigned number with an optional K/M/G suffix (multiplier 1024). */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int parse_pids(const char *s, pid_t **ret, size_t *nr)
+{
+	_cleanup_free_ char *copy = strdup(s);
+	char *p = copy, *tok;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((tok = strsep(&p, ","))) {
+		uint64_t v;
+		pid_t *n;
+
+		if (parse_uint(tok, 1, INT_MAX, &v) < 0)
+			return -EINVAL;
+		n = realloc(*ret, (*nr + 1) * sizeof(pid_t));
+		if (!n)
+			return -ENOMEM;
+		*ret = n;
+		(*ret)[(*nr)++] = (pid_t)v;
+	}
+	return 0;
+}
+
+static void human(double v, char *buf, size_t len)
+{
+	const char *u[] = { "B", "KB", "MB", "GB", "TB" };
+	int i = 0;
+
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static void status_line(const struct record_stats *s, const struct record_stats *prev,
+			double dt)
+{
+	char rd[32], wr[32];
+	double rate = dt > 0 ? (s->samples - prev->samples) / dt : 0;
+
+	human(s->bytes_read, rd, sizeof(rd));
+	human(s->bytes_written, wr, sizeof(wr));
+	fprintf(stderr, "\r\033[K[precord] %6.1fs  %8.0f samples/s  read %s  written %s  (%.1fx)  lost %llu",
+		s->elapsed, rate, rd, wr,
+		s->bytes_written ? (double)s->bytes_read / s->bytes_written : 1.0,
+		(unsigned long long)(s->lost_events > s->lost_samples ? s->lost_events : s->lost_samples));
+	if (s->pause_mechanism)
+		fprintf(stderr, "  paused %.1f%%", s->elapsed > 0 ? 100 * s->paused_total / s->elapsed : 0);
+	fflush(stderr);
+}
+
+static void summary(const struct record_stats *s, const char *out, int comp_level)
+{
+	char rd[32], wr[32];
+
+	human(s->bytes_read, rd, sizeof(rd));
+	human(s->bytes_written, wr, sizeof(wr));
+	fprintf(stderr, "[ precord: %.3f s, %llu samples (%.0f/s), %llu records",
+		s->elapsed, (unsigned long long)s->samples,
+		s->elapsed > 0 ? s->samples / s->elapsed : 0.0, (unsigned long long)s->records);
+	if (s->switches)
+		fprintf(stderr, ", %llu context switches", (unsigned long long)s->switches);
+	fprintf(stderr, " ]\n");
+	fprintf(stderr, "[ precord: read %s from %u ring%s with %u reader%s, wrote %s to %s", rd,
+		s->nr_rings, s->nr_rings == 1 ? "" : "s", s->nr_readers, s->nr_readers == 1 ? "" : "s",
+		wr, out);
+	if (comp_level && s->bytes_written)
+		fprintf(stderr, " (zstd -%d, ratio %.1f)", comp_level,
+			(double)s->bytes_read / s->bytes_written);
+	fprintf(stderr, " ]\n");
+	if (s->lost_events || s->lost_samples)
+		/* The kernel's LOST records and the events' PERF_FORMAT_LOST counts describe
+		 * the same drops (the latter only samples): show both, add neither. */
+		fprintf(stderr, "[ precord: LOST %llu events in %llu chunks; of them %llu samples (PERF_FORMAT_LOST) ]\n",
+			(unsigned long long)s->lost_events, (unsigned long long)s->lost_records,
+			(unsigned long long)s->lost_samples);
+	else
+		fprintf(stderr, "[ precord: 0 lost ]\n");
+	if (s->pause_mechanism) {
+		fprintf(stderr, "[ precord: lossless via %s: %llu pauses, %.3f s paused (%.1f%% of the run), longest %.3f s",
+			s->pause_mechanism, (unsigned long long)s->pauses, s->paused_total,
+			s->elapsed > 0 ? 100 * s->paused_total / s->elapsed : 0, s->paused_longest);
+		if (s->pauses && s->pauses_by_ring) {
+			fprintf(stderr, "; caused by");
+			for (unsigned int i = 0; i < s->nr_rings && i < RECORD_MAX_RING_STATS; i++)
+				if (s->pauses_by_ring[i])
+					fprintf(stderr, " cpu%d:%llu", s->pause_ring_cpu[i],
+						(unsigned long long)s->pauses_by_ring[i]);
+		}
+		fprintf(stderr, " ]\n");
+		if (s->pause_error)
+			fprintf(stderr, "[ precord: WARNING: pausing the target failed: %s ]\n",
+				strerror(-s->pause_error));
+	}
+	if (verbose)
+		fprintf(stderr, "[ precord: %llu reader passes ]\n", (unsigned long long)s->wakeups);
+	if (verbose && s->pause_mechanism)
+		fprintf(stderr, "[ precord: %llu looks at the rings by the lossless watcher (%.0f/s) ]\n",
+			(unsigned long long)s->watcher_looks,
+			s->elapsed > 0 ? (double)s->watcher_looks / s->elapsed : 0);
+}
+
+enum {
+	OPT_CALL_GRAPH = 256, OPT_NO_COMPRESS, OPT_SWITCH, OPT_READERS, OPT_AFFINITY,
+	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION,
+};
+
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "compression-level", optional_argument, NULL, 'z' },
+	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
+	{ "switch-events", no_argument, NULL, OPT_SWITCH },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "readers", required_argument, NULL, OPT_READERS },
+	{ "affinity", required_argument, NULL, OPT_AFFINITY },
+	{ "lossless", no_argument, NULL, OPT_LOSSLESS },
+	{ "high-watermark", required_argument, NULL, OPT_HIGH },
+	{ "low-watermark", required_argument, NULL, OPT_LOW },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 }
+};
+
+static int parse_call_graph(const char *s, struct record_opts *o)
+{
+	uint64_t v;
+
+	if (!strcmp(s, "fp")) {
+		o->callgraph = CALLGRAPH_FP;
+	} else if (!strcmp(s, "none")) {
+		o->callgraph = CALLGRAPH_NONE;
+	} else if (!strcmp(s, "dwarf")) {
+		o->callgraph = CALLGRAPH_DWARF;
+	} else if (!strncmp(s, "dwarf,", 6)) {
+		if (parse_size(s + 6, &v) < 0 || v < 8 || v > 65528)
+			return -ERANGE;
+		o->callgraph = CALLGRAPH_DWARF;
+		o->stack_size = (uint32_t)((v + 7) & ~7ULL);
+		if (o->stack_size > 65528)
+			o->stack_size = 65528;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct record_opts o = {
+		.freq = 4000,
+		.callgraph = CALLGRAPH_DWARF,
+		.stack_size = 8192,
+		.mmap_pages = 0, /* auto: see record_opts */
+		.comp_level = 1,
+		.affinity = TOPO_SCOPE_CPU,
+		.high_permille = 500,
+		.low_permille = 250,
+		.keep_old = true,
+		.notice = on_notice,
+	};
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t nr_pids = 0;
+	bool freq_set = false, period_set = false;
+	struct record *rec;
+	char *why = NULL;
+	int c, r, status, ret;
+	uint64_t v;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return subcmd_bench(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "ctl"))
+		return subcmd_ctl(argc - 1, argv + 1);
+
+	/* '+': stop at the first non-option, which starts the command */
+	while ((c = getopt_long(argc, argv, "+o:e:F:c:gm:z::aC:p:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg) {
+				err("-o needs a file name");
+				return EXIT_USAGE;
+			}
+			o.output = optarg;
+			break;
+		case 'e':
+			o.events = optarg;
+			break;
+		case 'F':
+			if (!strcmp(optarg, "max")) {
+				v = 0;
+				FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+				if (f) {
+					if (fscanf(f, "%lu", &v) != 1)
+						v = 0;
+					fclose(f);
+				}
+				if (!v)
+					v = 4000;
+			} else if (parse_uint(optarg, 1, 10000000, &v) < 0) {
+				err("invalid frequency '%s' for -F: expected a whole number of samples per second, e.g. -F 4000", optarg);
+				return EXIT_USAGE;
+			}
+			o.freq = v;
+			freq_set = true;
+			break;
+		case 'c':
+			if (parse_uint(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
+				err("invalid period '%s' for -c: expected a positive whole number", optarg);
+				return EXIT_USAGE;
+			}
+			o.period = v;
+			period_set = true;
+			break;
+		case 'g':
+			o.callgraph = CALLGRAPH_DWARF;
+			break;
+		case OPT_CALL_GRAPH:
+			r = parse_call_graph(optarg, &o);
+			if (r == -ERANGE) {
+				err("invalid stack size in '--call-graph %s': expected 8 to 65528 bytes, e.g. dwarf,16384", optarg);
+				return EXIT_USAGE;
+			}
+			if (r < 0) {
+				err("invalid call graph mode '%s': expected dwarf[,SIZE], fp or none", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (parse_size(optarg, &v) < 0 || !v) {
+				err("invalid ring size '%s' for -m: expected a power of two of pages (e.g. 128) or a size (e.g. 4M)", optarg);
+				return EXIT_USAGE;
+			}
+			/* a plain number counts pages; a suffixed one is bytes */
+			if (strpbrk(optarg, "kKmMgG"))
+				v = (v + page - 1) / page;
+			if (v & (v - 1)) {
+				err("invalid ring size '%s' for -m: %llu pages is not a power of two (try %llu)",
+				    optarg, (unsigned long long)v,
+				    (unsigned long long)(1ULL << (63 - __builtin_clzll(v))));
+				return EXIT_USAGE;
+			}
+			if (v > (1ULL << 20)) {
+				err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)", optarg);
+				return EXIT_USAGE;
+			}
+			o.mmap_pages = v;
+			break;
+		case 'z':
+			if (optarg) {
+				if (parse_uint(optarg, 1, 22, &v) < 0) {
+					err("invalid compression level '%s': expected 1 to 22", optarg);
+					return EXIT_USAGE;
+				}
+				o.comp_level = (int)v;
+			} else {
+				o.comp_level = 1;
+			}
+			break;
+		case OPT_NO_COMPRESS:
+			o.comp_level = 0;
+			break;
+		case OPT_SWITCH:
+			o.switch_events = true;
+			break;
+		case 'a':
+			o.system_wide = true;
+			break;
+		case 'C':
+			o.cpu_list = optarg;
+			break;
+		case 'p':
+			if (parse_pids(optarg, &pids, &nr_pids) < 0) {
+				err("invalid pid list '%s' for -p: expected PID[,PID...]", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_READERS:
+			if (parse_uint(optarg, 1, 4096, &v) < 0) {
+				err("invalid reader count '%s' for --readers: expected 1 or more", optarg);
+				return EXIT_USAGE;
+			}
+			o.nr_readers = (unsigned int)v;
+			break;
+		case OPT_AFFINITY:
+			if (topo_scope__parse(optarg, &o.affinity) < 0) {
+				err("invalid affinity scope '%s': expected cpu, smt, cache, numa or system", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_LOSSLESS:
+			o.lossless = true;
+			break;
+		case OPT_HIGH:
+		case OPT_LOW:
+			if (parse_uint(optarg, 1, 99, &v) < 0) {
+				err("invalid watermark '%s' for --%s-watermark: expected a percentage from 1 to 99",
+				    optarg, c == OPT_HIGH ? "high" : "low");
+				return EXIT_USAGE;
+			}
+			if (c == OPT_HIGH)
+				o.high_permille = (unsigned int)v * 10;
+			else
+				o.low_permille = (unsigned int)v * 10;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("precord %s\n", PRECORD_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'precord --help' for the options.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (freq_set && period_set) {
+		err("-F and -c both given: choose a frequency or a period");
+		return EXIT_USAGE;
+	}
+	if (o.low_permille >= o.high_permille) {
+		err("--low-watermark (%u%%) must be below --high-watermark (%u%%)",
+		    o.low_permille / 10, o.high_permille / 10);
+		return EXIT_USAGE;
+	}
+	if (optind < argc)
+		o.argv = &argv[optind];
+	o.pids = pids;
+	o.nr_pids = nr_pids;
+	{
+		int targets = !!o.argv + !!nr_pids + (o.system_wide && !o.argv);
+
+		if (targets == 0) {
+			err("nothing to record: give a command, -p PID or -a");
+			fprintf(stderr, "Try 'precord --help' for the options.\n");
+			return EXIT_USAGE;
+		}
+		if (o.argv && nr_pids) {
+			err("a command and -p both given: record one or the other");
+			return EXIT_USAGE;
+		}
+		if (nr_pids && o.system_wide) {
+			err("-p and -a both given: -a already records every process");
+			return EXIT_USAGE;
+		}
+	}
+	if (o.lossless && o.system_wide) {
+		err("--lossless cannot be used with -a: it pauses the profiled program, and a "
+		    "system cannot pause itself (record a command or -p PID)");
+		return EXIT_USAGE;
+	}
+	o.cmdline_argc = argc;
+	o.cmdline_argv = argv;
+
+	rec = record__new(&o, &why);
+	if (!rec) {
+		err("%s", why ? why : strerror(errno));
+		free(why);
+		return errno == ENOENT || errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+
+	/* SIGINT/SIGTERM end the recording cleanly; no SA_RESTART so waits return EINTR. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	r = record__start(rec);
+	if (r < 0) {
+		int exec_err = record__exec_error(rec);
+
+		err("%s", record__error(rec));
+		record__stop(rec);
+		record__free(rec);
+		if (exec_err)
+			return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+		return EXIT_FAIL;
+	}
+
+	bool tty = !quiet && isatty(STDERR_FILENO);
+	struct record_stats prev = { 0 }, cur;
+	double last = 0;
+
+	while (!stop_signal) {
+		r = record__poll(rec, 500);
+		if (r == 1)
+			break;
+		if (tty) {
+			record__stats(rec, &cur);
+			status_line(&cur, &prev, cur.elapsed - last);
+			prev = cur;
+			last = cur.elapsed;
+		}
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	r = record__stop(rec);
+	record__stats(rec, &cur);
+	if (r < 0)
+		err("%s (what was recorded before the failure is in %s)", record__error(rec), o.output);
+	if (!quiet)
+		summary(&cur, o.output, o.comp_level);
+
+	status = record__target_status(rec);
+	ret = 0;
+	if (r < 0)
+		ret = EXIT_FAIL;
+	else if (o.lossless && (cur.lost_events || cur.lost_samples)) {
+		err("--lossless failed: %llu events were lost anyway, %llu of them samples (the "
+		    "target could not be paused in time; lower -F, raise -m or lower --high-watermark)",
+		    (unsigned long long)(cur.lost_events > cur.lost_samples ? cur.lost_events : cur.lost_samples),
+		    (unsigned long long)cur.lost_samples);
+		ret = EXIT_LOSSLESS;
+	} else if (status >= 0) {
+		if (WIFEXITED(status))
+			ret = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			ret = 128 + WTERMSIG(status);
+	}
+	record__free(rec);
+	return ret;
+}

@@ -1,0 +1,694 @@
+/* The config parser: one "key = value" per line, blank lines and whole-line comments ('#' or
+ * ';'), an optional pair of double quotes around a value. Each key has one setter that validates
+ * its value; the first problem stops parsing and becomes "file:line: reason". The result is built
+ * in a scratch config and handed over only when the whole file is good. */
+#include "daemon/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/topology.h"
+
+#define MAX_CONFIG_SIZE (1 << 20)
+#define MAX_LINE 4096
+#define MAX_TARGETS 64
+
+int config__defaults(struct daemon_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->continuous = true;
+	c->frequency = 49;
+	c->callgraph = CALLGRAPH_FP;
+	c->stack_size = 8192;
+	c->all = true;
+	c->compression = 1;
+	c->rotate_size = 64ULL << 20;
+	c->rotate_interval_ms = 3600 * 1000;
+	c->max_total_size = 1ULL << 30;
+	c->socket_gid = (gid_t)-1;
+	c->control_max_duration_ms = 600 * 1000;
+	c->control_max_sessions = 4;
+	c->event = strdup("cpu-clock");
+	c->output_dir = strdup("/var/lib/precord");
+	c->socket_path = strdup("/run/precord/control");
+	c->socket_group = strdup("precord");
+	if (!c->event || !c->output_dir || !c->socket_path || !c->socket_group)
+		return -ENOMEM;
+	return 0;
+}
+
+void config__free(struct daemon_config *c)
+{
+	if (!c)
+		return;
+	free(c->event);
+	free(c->pids);
+	for (size_t i = 0; i < c->nr_cgroups; i++)
+		free(c->cgroups[i]);
+	free(c->cgroups);
+	free(c->cpus);
+	free(c->output_dir);
+	free(c->socket_path);
+	free(c->socket_group);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Value parsers: 0 or -EINVAL; the setter writes the reason. */
+
+static int parse_u64(const char *s, uint64_t *ret, const char **rest)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	*ret = v;
+	*rest = end;
+	return 0;
+}
+
+/* N, NK, NM, NG (powers of 1024), optionally followed by B or iB. */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	const char *end;
+	uint64_t v, mul = 1;
+
+	if (parse_u64(s, &v, &end))
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	}
+	if (mul > 1 && *end == 'i')
+		end++;
+	if (*end == 'B' || (mul > 1 && *end == 'b'))
+		end++;
+	if (*end || (v && v > UINT64_MAX / mul))
+		return -EINVAL;
+	*ret = v * mul;
+	return 0;
+}
+
+/* N (seconds), Nms, Ns, Nm / Nmin, Nh, Nd. */
+static int parse_duration_ms(const char *s, uint64_t *ret)
+{
+	static const struct { const char *unit; uint64_t ms; } units[] = {
+		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "sec", 1000 }, { "m", 60000 },
+		{ "min", 60000 }, { "h", 3600000 }, { "d", 86400000 },
+	};
+	const char *end;
+	uint64_t v;
+
+	if (parse_u64(s, &v, &end))
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(end, units[i].unit)) {
+			if (v > UINT64_MAX / units[i].ms)
+				return -EINVAL;
+			*ret = v * units[i].ms;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+	static const char *yes[] = { "yes", "true", "on", "1" }, *no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*ret = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Setters. Each returns 0, or -EINVAL / -ENOMEM with the reason in why. */
+
+struct parse_ctx {
+	struct daemon_config *c;
+	char why[512];
+};
+
+static int bad(struct parse_ctx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(struct parse_ctx *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->why, sizeof(p->why), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int set_str(char **dst, const char *v)
+{
+	char *s = strdup(v);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int set_continuous(struct parse_ctx *p, const char *v)
+{
+	if (parse_bool(v, &p->c->continuous))
+		return bad(p, "expected yes or no, not '%s'", v);
+	return 0;
+}
+
+static int set_event(struct parse_ctx *p, const char *v)
+{
+	for (const char *s = v; *s; s++)
+		if (!isgraph((unsigned char)*s))
+			return bad(p, "an event name has no spaces ('%s')", v);
+	return set_str(&p->c->event, v);
+}
+
+static int set_frequency(struct parse_ctx *p, const char *v)
+{
+	uint64_t f;
+	const char *end;
+
+	if (parse_u64(v, &f, &end) || *end || f < 1 || f > 100000)
+		return bad(p, "expected samples per second from 1 to 100000, not '%s'", v);
+	p->c->frequency = f;
+	return 0;
+}
+
+static int set_call_graph(struct parse_ctx *p, const char *v)
+{
+	if (!strcmp(v, "fp")) {
+		p->c->callgraph = CALLGRAPH_FP;
+	} else if (!strcmp(v, "none")) {
+		p->c->callgraph = CALLGRAPH_NONE;
+	} else if (!strncmp(v, "dwarf", 5) && (v[5] == 0 || v[5] == ',')) {
+		uint64_t sz = 8192;
+
+		if (v[5] == ',' && (parse_size(v + 6, &sz) || sz < 8 || sz > 65528))
+			return bad(p, "the dwarf stack size must be 8 to 65528 bytes, not '%s'", v + 6);
+		p->c->callgraph = CALLGRAPH_DWARF;
+		p->c->stack_size = (uint32_t)((sz + 7) & ~7ULL);
+		if (p->c->stack_size > 65528)
+			p->c->stack_size = 65528;
+	} else {
+		return bad(p, "expected fp, dwarf, dwarf,SIZE or none, not '%s'", v);
+	}
+	return 0;
+}
+
+/* A cgroup path below the cgroup root: relative components only, no "..". */
+static bool cgroup_path_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= PATH_MAX / 2 || s[0] != '/')
+		return false;
+	for (const char *c = s; *c; c++)
+		if (!isgraph((unsigned char)*c) || *c == ',')
+			return false;
+	return !strstr(s, "/../") && strcmp(s + (n >= 3 ? n - 3 : 0), "/..") &&
+	       !strstr(s, "/./") && !strstr(s, "//");
+}
+
+static int set_target(struct parse_ctx *p, const char *v)
+{
+	struct daemon_config *c = p->c;
+	_cleanup_free_ char *copy = strdup(v);
+	char *s = copy, *tok;
+
+	if (!copy)
+		return -ENOMEM;
+	if (!strcmp(v, "all")) {
+		c->all = true;
+		return 0;
+	}
+	c->all = false;
+	while ((tok = strsep(&s, ","))) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		for (char *e = tok + strlen(tok); e > tok && isspace((unsigned char)e[-1]);)
+			*--e = 0;
+		if (c->nr_pids + c->nr_cgroups >= MAX_TARGETS)
+			return bad(p, "at most %d targets", MAX_TARGETS);
+		if (!strncmp(tok, "pid:", 4)) {
+			uint64_t pid;
+			const char *end;
+			pid_t *np;
+
+			if (parse_u64(tok + 4, &pid, &end) || *end || pid < 1 || pid > INT_MAX)
+				return bad(p, "'%s' is not a process id (expected pid:N)", tok);
+			np = realloc(c->pids, (c->nr_pids + 1) * sizeof(pid_t));
+			if (!np)
+				return -ENOMEM;
+			c->pids = np;
+			c->pids[c->nr_pids++] = (pid_t)pid;
+		} else if (!strncmp(tok, "cgroup:", 7)) {
+			char **ng;
+
+			if (!cgroup_path_ok(tok + 7))
+				return bad(p, "'%s' is not a cgroup path (expected cgroup:/a/b, below "
+					   "the cgroup root, no '..')", tok + 7);
+			ng = realloc(c->cgroups, (c->nr_cgroups + 1) * sizeof(char *));
+			if (!ng)
+				return -ENOMEM;
+			c->cgroups = ng;
+			c->cgroups[c->nr_cgroups] = strdup(tok + 7);
+			if (!c->cgroups[c->nr_cgroups])
+				return -ENOMEM;
+			c->nr_cgroups++;
+		} else {
+			return bad(p, "expected all, or a list of pid:N and cgroup:PATH, not '%s'", tok);
+		}
+	}
+	return 0;
+}
+
+static int set_cpus(struct parse_ctx *p, const char *v)
+{
+	cpu_set_t set;
+
+	if (cpulist__parse(v, &set) < 0)
+		return bad(p, "expected a CPU list like 0-3,6, not '%s'", v);
+	return set_str(&p->c->cpus, v);
+}
+
+static int set_buffer_size(struct parse_ctx *p, const char *v)
+{
+	uint64_t b;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (parse_size(v, &b) || (b && (b < (uint64_t)page || b > (1ULL << 30) ||
+					 (b & (b - 1)) || b % page)))
+		return bad(p, "expected 0 (automatic) or a power of two from %ldK to 1G, not '%s'",
+			   page / 1024, v);
+	p->c->buffer_size = b;
+	return 0;
+}
+
+static int set_compression(struct parse_ctx *p, const char *v)
+{
+	uint64_t l;
+	const char *end;
+
+	if (parse_u64(v, &l, &end) || *end || l > 22)
+		return bad(p, "expected a zstd level from 1 to 22, or 0 for none, not '%s'", v);
+	p->c->compression = (int)l;
+	return 0;
+}
+
+static int set_output_dir(struct parse_ctx *p, const char *v)
+{
+	if (v[0] != '/' || strlen(v) > PATH_MAX - 64)
+		return bad(p, "expected an absolute directory path, not '%s'", v);
+	return set_str(&p->c->output_dir, v);
+}
+
+static int set_rotate_size(struct parse_ctx *p, const char *v)
+{
+	if (parse_size(v, &p->c->rotate_size) || p->c->rotate_size < (64 << 10))
+		return bad(p, "expected a size of at least 64K (like 64M), not '%s'", v);
+	return 0;
+}
+
+static int set_rotate_interval(struct parse_ctx *p, const char *v)
+{
+	uint64_t ms;
+
+	if (parse_duration_ms(v, &ms) || (ms && ms < 100))
+		return bad(p, "expected 0 (off) or a duration of at least 100ms (like 30s, 10m, 1h), "
+			   "not '%s'", v);
+	p->c->rotate_interval_ms = ms;
+	return 0;
+}
+
+static int set_max_total_size(struct parse_ctx *p, const char *v)
+{
+	if (parse_size(v, &p->c->max_total_size) || p->c->max_total_size < (128 << 10))
+		return bad(p, "expected a size of at least 128K (like 1G), not '%s'", v);
+	return 0;
+}
+
+static int set_max_age(struct parse_ctx *p, const char *v)
+{
+	if (parse_duration_ms(v, &p->c->max_age_ms))
+		return bad(p, "expected 0 (off) or a duration (like 12h, 7d), not '%s'", v);
+	return 0;
+}
+
+static int set_socket(struct parse_ctx *p, const char *v)
+{
+	if (!*v || !strcmp(v, "none")) {
+		free(p->c->socket_path);
+		p->c->socket_path = NULL;
+		return 0;
+	}
+	if (v[0] != '/' || strlen(v) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return bad(p, "expected an absolute path shorter than %zu bytes, or none, not '%s'",
+			   sizeof(((struct sockaddr_un *)0)->sun_path), v);
+	return set_str(&p->c->socket_path, v);
+}
+
+static int set_socket_group(struct parse_ctx *p, const char *v)
+{
+	if (!*v || !strcmp(v, "none")) {
+		free(p->c->socket_group);
+		p->c->socket_group = NULL;
+		return 0;
+	}
+	return set_str(&p->c->socket_group, v);
+}
+
+static int set_control_max_duration(struct parse_ctx *p, const char *v)
+{
+	uint64_t ms;
+
+	if (parse_duration_ms(v, &ms) || ms < 1000 || ms > 86400000ULL)
+		return bad(p, "expected a duration from 1s to 1d, not '%s'", v);
+	p->c->control_max_duration_ms = ms;
+	return 0;
+}
+
+static int set_control_max_sessions(struct parse_ctx *p, const char *v)
+{
+	uint64_t n;
+	const char *end;
+
+	if (parse_u64(v, &n, &end) || *end || n > 64)
+		return bad(p, "expected a number from 0 to 64, not '%s'", v);
+	p->c->control_max_sessions = (unsigned int)n;
+	return 0;
+}
+
+static const struct key {
+	const char *name;
+	int (*set)(struct parse_ctx *p, const char *v);
+} keys[] = {
+	{ "continuous", set_continuous },
+	{ "event", set_event },
+	{ "frequency", set_frequency },
+	{ "call_graph", set_call_graph },
+	{ "target", set_target },
+	{ "cpus", set_cpus },
+	{ "buffer_size", set_buffer_size },
+	{ "compression", set_compression },
+	{ "output_dir", set_output_dir },
+	{ "rotate_size", set_rotate_size },
+	{ "rotate_interval", set_rotate_interval },
+	{ "max_total_size", set_max_total_size },
+	{ "max_age", set_max_age },
+	{ "socket", set_socket },
+	{ "socket_group", set_socket_group },
+	{ "control_max_duration", set_control_max_duration },
+	{ "control_max_sessions", set_control_max_sessions },
+};
+
+/* Edit distance, to suggest the key a typo meant. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t d = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			cur[j] = d;
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+	}
+	return prev[lb];
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static int parse_line(struct parse_ctx *p, char *line, unsigned int *seen_on, unsigned int lineno)
+{
+	char *eq, *key, *val;
+	size_t vl;
+
+	line = trim(line);
+	if (!*line || *line == '#' || *line == ';')
+		return 0;
+	if (*line == '[')
+		return bad(p, "sections are not used: write key = value lines only");
+	eq = strchr(line, '=');
+	if (!eq)
+		return bad(p, "expected 'key = value', not '%.60s'", line);
+	*eq = 0;
+	key = trim(line);
+	val = trim(eq + 1);
+	vl = strlen(val);
+	if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
+		val[vl - 1] = 0;
+		val++;
+	} else if (memchr(val, '"', vl)) {
+		return bad(p, "unbalanced double quote in the value of %s", key);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		int err;
+
+		if (strcmp(key, keys[i].name))
+			continue;
+		if (seen_on[i])
+			return bad(p, "%s is set twice (also on line %u)", key, seen_on[i]);
+		seen_on[i] = lineno;
+		if (!*val && keys[i].set != set_socket && keys[i].set != set_socket_group)
+			return bad(p, "%s has no value", key);
+		err = keys[i].set(p, val);
+		if (err == -EINVAL && p->why[0]) {
+			char tmp[sizeof(p->why)];
+			int n = snprintf(tmp, sizeof(tmp), "bad value for %s: ", key);
+
+			if (n > 0 && (size_t)n < sizeof(tmp)) {
+				memcpy(tmp + n, p->why, strnlen(p->why, sizeof(tmp) - n - 1));
+				tmp[n + strnlen(p->why, sizeof(tmp) - n - 1)] = 0;
+				memcpy(p->why, tmp, sizeof(tmp));
+			}
+		}
+		return err;
+	}
+	{
+		size_t best = SIZE_MAX, bi = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+			size_t d = distance(key, keys[i].name);
+
+			if (d < best) {
+				best = d;
+				bi = i;
+			}
+		}
+		if (best <= 2)
+			return bad(p, "unknown key '%.60s' (did you mean %s?)", key, keys[bi].name);
+		return bad(p, "unknown key '%.60s' (see precordd.conf(5))", key);
+	}
+}
+
+/* Rules between keys, reported at the line of the key that breaks them (0: file-wide). */
+static int check_whole(struct parse_ctx *p, const unsigned int *seen_on, unsigned int *ret_line)
+{
+	struct daemon_config *c = p->c;
+	size_t i_total = 0, i_cpus = 0, i_group = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (keys[i].set == set_max_total_size)
+			i_total = i;
+		if (keys[i].set == set_cpus)
+			i_cpus = i;
+		if (keys[i].set == set_socket_group)
+			i_group = i;
+	}
+	if (c->max_total_size < 2 * c->rotate_size) {
+		*ret_line = seen_on[i_total];
+		return bad(p, "max_total_size (%llu bytes) must hold at least two files of "
+			   "rotate_size (%llu bytes): the open one and the last closed one",
+			   (unsigned long long)c->max_total_size, (unsigned long long)c->rotate_size);
+	}
+	if (c->cpus && !c->all) {
+		*ret_line = seen_on[i_cpus];
+		return bad(p, "cpus applies to target = all only");
+	}
+	c->socket_gid = (gid_t)-1;
+	if (c->socket_group && c->socket_path) {
+		struct group gr, *res = NULL;
+		char buf[16384];
+
+		if (getgrnam_r(c->socket_group, &gr, buf, sizeof(buf), &res) || !res) {
+			/* the default group is optional: without it, root only */
+			if (!seen_on[i_group])
+				return 0;
+			*ret_line = seen_on[i_group];
+			return bad(p, "socket_group '%s' does not exist (create it with 'groupadd %s', "
+				   "or set socket_group = none for root only)", c->socket_group,
+				   c->socket_group);
+		}
+		c->socket_gid = res->gr_gid;
+	}
+	return 0;
+}
+
+int config__parse(const char *text, size_t len, const char *name, struct daemon_config *ret,
+		  char **ret_msg)
+{
+	struct daemon_config c;
+	struct parse_ctx p = { .c = &c };
+	unsigned int seen_on[ARRAY_SIZE(keys)] = { 0 };
+	unsigned int lineno = 0;
+	size_t off = 0;
+	int err;
+
+	*ret_msg = NULL;
+	err = config__defaults(&c);
+	if (err)
+		goto out;
+	while (off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t ll = nl ? (size_t)(nl - text - off) : len - off;
+		char line[MAX_LINE];
+
+		lineno++;
+		if (ll >= MAX_LINE) {
+			err = bad(&p, "line longer than %d bytes", MAX_LINE - 1);
+			goto fail_line;
+		}
+		memcpy(line, text + off, ll);
+		line[ll] = 0;
+		if (memchr(line, 0, ll)) {
+			err = bad(&p, "a NUL byte in the line (is this a text file?)");
+			goto fail_line;
+		}
+		err = parse_line(&p, line, seen_on, lineno);
+		if (err == -EINVAL)
+			goto fail_line;
+		if (err)
+			goto out;
+		off += ll + (nl ? 1 : 0);
+	}
+	{
+		unsigned int at = 0;
+
+		err = check_whole(&p, seen_on, &at);
+		if (err) {
+			lineno = at; /* 0: a rule about defaults, reported for the whole file */
+			goto fail_line;
+		}
+	}
+	*ret = c;
+	return 0;
+
+fail_line:
+	if (lineno)
+		err = asprintf(ret_msg, "%s:%u: %s", name, lineno, p.why);
+	else
+		err = asprintf(ret_msg, "%s: %s", name, p.why);
+	if (err < 0)
+		*ret_msg = NULL;
+	err = -EINVAL;
+out:
+	config__free(&c);
+	return err;
+}
+
+int config__load(const char *path, struct daemon_config *ret, char **ret_msg)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	*ret_msg = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+
+		if (asprintf(ret_msg, "cannot read %s: %s%s", path, strerror(e),
+			     e == ENOENT ? " (install the sample with 'make install', or give "
+					   "another with --config)" : "") < 0)
+			*ret_msg = NULL;
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_SIZE) {
+		if (asprintf(ret_msg, "%s: not a regular file of at most 1 MiB", path) < 0)
+			*ret_msg = NULL;
+		return -EINVAL;
+	}
+	buf = malloc(st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return config__parse(buf, got, path, ret, ret_msg);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+bool config__same_recording(const struct daemon_config *a, const struct daemon_config *b)
+{
+	if (a->continuous != b->continuous || !str_eq(a->event, b->event) ||
+	    a->frequency != b->frequency || a->callgraph != b->callgraph ||
+	    (a->callgraph == CALLGRAPH_DWARF && a->stack_size != b->stack_size) ||
+	    a->all != b->all || !str_eq(a->cpus, b->cpus) || a->buffer_size != b->buffer_size ||
+	    a->compression != b->compression || !str_eq(a->output_dir, b->output_dir) ||
+	    a->nr_pids != b->nr_pids || a->nr_cgroups != b->nr_cgroups)
+		return false;
+	for (size_t i = 0; i < a->nr_pids; i++)
+		if (a->pids[i] != b->pids[i])
+			return false;
+	for (size_t i = 0; i < a->nr_cgroups; i++)
+		if (strcmp(a->cgroups[i], b->cgroups[i]))
+			return false;
+	return true;
+}

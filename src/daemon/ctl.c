@@ -1,0 +1,785 @@
+/* The control socket: request parsing, authorization and a non-blocking server. The server
+ * never waits on a client: the listening socket and every connection are non-blocking, a
+ * request must arrive whole within a deadline and fit in CTL_MAX_LINE, and replies are sent
+ * with MSG_DONTWAIT (a client that does not read its reply loses it). So a slow or hostile
+ * client costs one fd and a kilobyte until it is dropped, and recording never notices. */
+#include "daemon/ctl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "record/record.h"
+
+/* ---- protocol ---- */
+
+static int parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!*s || strlen(s) > 19)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static bool cgroup_path_ok(const char *s)
+{
+	const char *c = s;
+
+	if (s[0] != '/')
+		return false;
+	/* every component non-empty, not "." or ".." */
+	while (*c == '/') {
+		const char *e = strchrnul(c + 1, '/');
+		size_t n = (size_t)(e - c - 1);
+
+		if (n == 0 && *e)
+			return false;
+		if ((n == 1 && c[1] == '.') || (n == 2 && c[1] == '.' && c[2] == '.'))
+			return false;
+		c = e;
+	}
+	return true;
+}
+
+int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, const char **ret_why)
+{
+	char line[CTL_MAX_LINE];
+	struct ctl_request r = { .callgraph = -1 };
+	char *p, *word;
+	bool seen[6] = { false };
+
+	if (len >= sizeof(line)) {
+		*ret_why = "request too long";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != ' ' && !isgraph((unsigned char)buf[i])) {
+			*ret_why = "malformed request: only printable ASCII and spaces are allowed";
+			return -EINVAL;
+		}
+	memcpy(line, buf, len);
+	line[len] = 0;
+	p = line;
+	word = strsep(&p, " ");
+	if (!strcmp(word, "status"))
+		r.verb = CTL_STATUS;
+	else if (!strcmp(word, "rotate"))
+		r.verb = CTL_ROTATE;
+	else if (!strcmp(word, "record"))
+		r.verb = CTL_RECORD;
+	else {
+		*ret_why = "unknown request (expected status, rotate or record)";
+		return -EINVAL;
+	}
+	if (r.verb != CTL_RECORD) {
+		if (p) {
+			*ret_why = "status and rotate take no arguments";
+			return -EINVAL;
+		}
+		*ret = r;
+		return 0;
+	}
+	while ((word = strsep(&p, " "))) {
+		static const char *names[] = { "pid", "cgroup", "duration", "frequency",
+					       "call_graph", "lossless" };
+		char *val = strchr(word, '=');
+		uint64_t v;
+		size_t k;
+
+		if (!val) {
+			*ret_why = "malformed argument (expected key=value)";
+			return -EINVAL;
+		}
+		*val++ = 0;
+		for (k = 0; k < ARRAY_SIZE(names); k++)
+			if (!strcmp(word, names[k]))
+				break;
+		if (k == ARRAY_SIZE(names)) {
+			*ret_why = "unknown argument (expected pid, cgroup, duration, frequency, "
+				   "call_graph or lossless)";
+			return -EINVAL;
+		}
+		if (seen[k]) {
+			*ret_why = "an argument is given twice";
+			return -EINVAL;
+		}
+		seen[k] = true;
+		switch (k) {
+		case 0:
+			if (parse_num(val, 1, INT_MAX, &v)) {
+				*ret_why = "bad pid";
+				return -EINVAL;
+			}
+			r.pid = (pid_t)v;
+			break;
+		case 1:
+			if (strlen(val) >= sizeof(r.cgroup) || !cgroup_path_ok(val)) {
+				*ret_why = "bad cgroup (a path like /user.slice/x.scope, no '..')";
+				return -EINVAL;
+			}
+			strcpy(r.cgroup, val);
+			break;
+		case 2:
+			if (parse_num(val, 1, 86400000, &v)) {
+				*ret_why = "bad duration (milliseconds, at most a day)";
+				return -EINVAL;
+			}
+			r.duration_ms = v;
+			break;
+		case 3:
+			if (parse_num(val, 1, 100000, &v)) {
+				*ret_why = "bad frequency (1 to 100000)";
+				return -EINVAL;
+			}
+			r.frequency = (uint32_t)v;
+			break;
+		case 4:
+			if (!strcmp(val, "fp"))
+				r.callgraph = CALLGRAPH_FP;
+			else if (!strcmp(val, "dwarf"))
+				r.callgraph = CALLGRAPH_DWARF;
+			else if (!strcmp(val, "none"))
+				r.callgraph = CALLGRAPH_NONE;
+			else {
+				*ret_why = "bad call_graph (fp, dwarf or none)";
+				return -EINVAL;
+			}
+			break;
+		case 5:
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				*ret_why = "bad lossless (0 or 1)";
+				return -EINVAL;
+			}
+			r.lossless = val[0] == '1';
+			break;
+		}
+	}
+	if (!r.pid == !r.cgroup[0]) {
+		*ret_why = "record needs exactly one of pid= and cgroup=";
+		return -EINVAL;
+	}
+	*ret = r;
+	return 0;
+}
+
+int ctl__format_request(const struct ctl_request *r, char *buf, size_t size)
+{
+	static const char *cg[] = { [CALLGRAPH_DWARF] = "dwarf", [CALLGRAPH_FP] = "fp",
+				    [CALLGRAPH_NONE] = "none" };
+	size_t n = 0;
+	int k;
+
+#define ADD(...)                                                        \
+	do {                                                            \
+		k = snprintf(buf + n, size > n ? size - n : 0, __VA_ARGS__); \
+		if (k < 0)                                              \
+			return -EINVAL;                                 \
+		n += (size_t)k;                                         \
+	} while (0)
+
+	switch (r->verb) {
+	case CTL_STATUS:
+		ADD("status");
+		break;
+	case CTL_ROTATE:
+		ADD("rotate");
+		break;
+	case CTL_RECORD:
+		ADD("record");
+		if (r->pid > 0)
+			ADD(" pid=%d", (int)r->pid);
+		if (r->cgroup[0])
+			ADD(" cgroup=%s", r->cgroup);
+		if (r->duration_ms)
+			ADD(" duration=%llu", (unsigned long long)r->duration_ms);
+		if (r->frequency)
+			ADD(" frequency=%u", r->frequency);
+		if (r->callgraph >= 0 && r->callgraph < (int)ARRAY_SIZE(cg))
+			ADD(" call_graph=%s", cg[r->callgraph]);
+		if (r->lossless)
+			ADD(" lossless=1");
+		break;
+	default:
+		return -EINVAL;
+	}
+	ADD("\n");
+#undef ADD
+	if (n >= size || n > CTL_MAX_LINE)
+		return -ENOSPC;
+	return (int)n;
+}
+
+/* ---- authorization ---- */
+
+bool ctl__peer_in_group(const struct ctl_peer *peer, gid_t group)
+{
+	struct passwd pw, *res = NULL;
+	char buf[16384];
+	gid_t groups[256];
+	int n = ARRAY_SIZE(groups);
+
+	if (group == (gid_t)-1)
+		return false;
+	if (peer->gid == group)
+		return true;
+	if (getpwuid_r(peer->uid, &pw, buf, sizeof(buf), &res) || !res)
+		return false;
+	if (getgrouplist(res->pw_name, res->pw_gid, groups, &n) < 0) {
+		/* more than 256 groups: look the other way round */
+		struct group gr, *g = NULL;
+		char gbuf[65536];
+
+		if (getgrgid_r(group, &gr, gbuf, sizeof(gbuf), &g) || !g)
+			return false;
+		for (char **m = g->gr_mem; *m; m++)
+			if (!strcmp(*m, res->pw_name))
+				return true;
+		return res->pw_gid == group;
+	}
+	for (int i = 0; i < n; i++)
+		if (groups[i] == group)
+			return true;
+	return false;
+}
+
+int ctl__proc_owner(const char *proc_root, pid_t pid, uid_t *ret_uid)
+{
+	char path[PATH_MAX], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root ? proc_root : "/proc", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int r, e, s, fs;
+
+		if (strncmp(line, "Uid:", 4))
+			continue;
+		if (sscanf(line + 4, "%u %u %u %u", &r, &e, &s, &fs) != 4)
+			return -EINVAL;
+		if (r != e || r != s || r != fs)
+			return -EPERM;
+		*ret_uid = r;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int ctl__cgroup_pids(const char *cgroup_root, const char *path, pid_t **ret, size_t *ret_nr)
+{
+	char file[PATH_MAX];
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t nr = 0, cap = 0;
+	long v;
+
+	if (!cgroup_path_ok(path))
+		return -EINVAL;
+	if ((size_t)snprintf(file, sizeof(file), "%s%s/cgroup.procs",
+			     cgroup_root ? cgroup_root : "/sys/fs/cgroup", path) >= sizeof(file))
+		return -ENAMETOOLONG;
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%ld", &v) == 1) {
+		if (v <= 0 || v > INT_MAX)
+			continue;
+		if (nr == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			pid_t *np = realloc(pids, nc * sizeof(pid_t));
+
+			if (!np)
+				return -ENOMEM;
+			pids = np;
+			cap = nc;
+		}
+		pids[nr++] = (pid_t)v;
+	}
+	*ret = TAKE_PTR(pids);
+	*ret_nr = nr;
+	return 0;
+}
+
+static const char *group_name(gid_t g, char *buf, size_t size)
+{
+	struct group gr, *res = NULL;
+	char tmp[16384];
+
+	if (getgrgid_r(g, &gr, tmp, sizeof(tmp), &res) == 0 && res)
+		snprintf(buf, size, "%s", res->gr_name);
+	else
+		snprintf(buf, size, "%u", (unsigned int)g);
+	return buf;
+}
+
+static int owned(const struct ctl_peer *peer, const char *proc_root, pid_t pid, char *why,
+		 size_t n)
+{
+	uid_t owner;
+	int err = ctl__proc_owner(proc_root, pid, &owner);
+
+	if (err == -ESRCH) {
+		snprintf(why, n, "no process %d", (int)pid);
+		return -ESRCH;
+	}
+	if (err == -EPERM) {
+		snprintf(why, n, "process %d runs with several uids (set-uid): only root may "
+			 "record it", (int)pid);
+		return -EPERM;
+	}
+	if (err) {
+		snprintf(why, n, "cannot read the owner of process %d: %s", (int)pid, strerror(-err));
+		return -EPERM;
+	}
+	if (owner != peer->uid) {
+		snprintf(why, n, "process %d belongs to uid %u, not to you (uid %u)", (int)pid,
+			 (unsigned int)owner, (unsigned int)peer->uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_request *req,
+		   const char *proc_root, const char *cgroup_root, char *why, size_t why_size)
+{
+	char gname[64];
+	int err;
+
+	if (peer->uid == 0)
+		return 0;
+	if (!ctl__peer_in_group(peer, group)) {
+		if (group == (gid_t)-1)
+			snprintf(why, why_size, "permission denied: only root may use this socket");
+		else
+			snprintf(why, why_size, "permission denied: uid %u is not in group %s",
+				 (unsigned int)peer->uid, group_name(group, gname, sizeof(gname)));
+		return -EPERM;
+	}
+	if (!req)
+		return 0; /* membership alone: the connect-time check */
+	switch (req->verb) {
+	case CTL_STATUS:
+		return 0;
+	case CTL_ROTATE:
+		snprintf(why, why_size, "permission denied: only root may rotate");
+		return -EPERM;
+	case CTL_RECORD:
+		if (req->pid)
+			return owned(peer, proc_root, req->pid, why, why_size);
+		{
+			_cleanup_free_ pid_t *pids = NULL;
+			size_t nr = 0;
+
+			err = ctl__cgroup_pids(cgroup_root, req->cgroup, &pids, &nr);
+			if (err) {
+				snprintf(why, why_size, "cannot read cgroup %s: %s", req->cgroup,
+					 strerror(-err));
+				return err == -ENOENT ? -ESRCH : -EPERM;
+			}
+			if (!nr) {
+				snprintf(why, why_size, "no process in cgroup %s", req->cgroup);
+				return -ESRCH;
+			}
+			for (size_t i = 0; i < nr; i++) {
+				err = owned(peer, proc_root, pids[i], why, why_size);
+				if (err == -ESRCH)
+					continue; /* gone meanwhile */
+				if (err)
+					return err;
+			}
+		}
+		return 0;
+	}
+	snprintf(why, why_size, "unknown request");
+	return -EPERM;
+}
+
+/* ---- server ---- */
+
+enum client_state { CLIENT_READING, CLIENT_BUSY, CLIENT_GONE };
+
+struct ctl_client {
+	struct ctl_server *srv;
+	int fd;
+	struct ctl_peer peer;
+	enum client_state state;
+	uint64_t deadline_ms;
+	size_t len;
+	char buf[CTL_MAX_LINE];
+};
+
+struct ctl_server {
+	struct ctl_server_opts o;
+	char *path;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	struct ctl_client **clients;
+	size_t nr;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct ctl_server *ctl_server__new(const struct ctl_server_opts *o)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl_server *s;
+	struct stat st;
+	int e;
+
+	if (!o->path || strlen(o->path) >= sizeof(sa.sun_path) || o->path[0] != '/') {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->o = *o;
+	s->fd = -1;
+	if (!s->o.max_clients)
+		s->o.max_clients = 32;
+	if (s->o.request_timeout_ms <= 0)
+		s->o.request_timeout_ms = 2000;
+	s->path = strdup(o->path);
+	s->clients = calloc(s->o.max_clients, sizeof(*s->clients));
+	if (!s->path || !s->clients)
+		goto fail;
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0)
+		goto fail;
+	strcpy(sa.sun_path, o->path);
+	/* A socket left by an earlier run is replaced; anything else there is not ours. */
+	if (lstat(o->path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			errno = EEXIST;
+			goto fail;
+		}
+		unlink(o->path);
+	}
+	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	if (chmod(o->path, 0666) < 0 || listen(s->fd, 16) < 0 || stat(o->path, &st) < 0) {
+		e = errno;
+		unlink(o->path);
+		errno = e;
+		goto fail;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	return s;
+fail:
+	e = errno;
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->path);
+	free(s->clients);
+	free(s);
+	errno = e;
+	return NULL;
+}
+
+void ctl_server__set_group(struct ctl_server *s, gid_t group)
+{
+	s->o.group = group;
+}
+
+size_t ctl_server__pollfds(const struct ctl_server *s, struct pollfd *pfds, size_t max)
+{
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	pfds[n++] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+	for (size_t i = 0; i < s->nr && n < max; i++)
+		pfds[n++] = (struct pollfd){ .fd = s->clients[i]->fd, .events = POLLIN | POLLRDHUP };
+	return n;
+}
+
+int ctl_server__timeout(const struct ctl_server *s)
+{
+	uint64_t now = now_ms(), best = UINT64_MAX;
+
+	for (size_t i = 0; i < s->nr; i++)
+		if (s->clients[i]->state == CLIENT_READING && s->clients[i]->deadline_ms < best)
+			best = s->clients[i]->deadline_ms;
+	if (best == UINT64_MAX)
+		return -1;
+	return best <= now ? 0 : (int)(best - now);
+}
+
+const struct ctl_peer *ctl_client__peer(const struct ctl_client *c)
+{
+	return &c->peer;
+}
+
+static int send_line(int fd, const char *line, int pass_fd)
+{
+	char buf[CTL_MAX_LINE + 1];
+	size_t n = strnlen(line, CTL_MAX_LINE - 1);
+	struct iovec iov = { buf, n + 1 };
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+
+	memcpy(buf, line, n);
+	buf[n] = '\n';
+	if (pass_fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.b;
+		mh.msg_controllen = sizeof(cm.b);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	r = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n + 1 ? 0 : -EAGAIN;
+}
+
+int ctl_client__send(struct ctl_client *c, const char *line)
+{
+	return send_line(c->fd, line, -1);
+}
+
+static bool listed(const struct ctl_server *s, const struct ctl_client *c)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		if (s->clients[i] == c)
+			return true;
+	return false;
+}
+
+static void drop(struct ctl_server *s, struct ctl_client *c)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		if (s->clients[i] == c) {
+			s->clients[i] = s->clients[--s->nr];
+			break;
+		}
+	close(c->fd);
+	free(c);
+}
+
+/* Drop c, telling the handler first if it holds c (it may still finish c then). */
+static void end_client(struct ctl_server *s, struct ctl_client *c, bool orderly)
+{
+	if (c->state == CLIENT_BUSY && s->o.gone) {
+		c->state = CLIENT_GONE;
+		s->o.gone(s->o.ctx, c, orderly);
+	}
+	if (listed(s, c))
+		drop(s, c);
+}
+
+void ctl_client__finish(struct ctl_client *c, const char *line, int fd)
+{
+	if (line)
+		send_line(c->fd, line, fd);
+	drop(c->srv, c);
+}
+
+static void refuse(struct ctl_server *s, struct ctl_client *c, const char *why)
+{
+	char line[CTL_MAX_LINE];
+
+	snprintf(line, sizeof(line), "ERR %s", why);
+	send_line(c->fd, line, -1);
+	if (s->o.refused)
+		s->o.refused(s->o.ctx, &c->peer, why);
+	end_client(s, c, false);
+}
+
+/* Returns false when there is nothing (more) to accept. */
+static bool accept_one(struct ctl_server *s)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct ctl_client *c;
+	char why[256];
+	int fd;
+
+	fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return errno == ECONNABORTED || errno == EINTR;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		close(fd);
+		return true;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		send_line(fd, "ERR out of memory", -1);
+		close(fd);
+		return true;
+	}
+	c->srv = s;
+	c->fd = fd;
+	c->peer = (struct ctl_peer){ cred.pid, cred.uid, cred.gid };
+	c->state = CLIENT_READING;
+	c->deadline_ms = now_ms() + (uint64_t)s->o.request_timeout_ms;
+	if (s->nr == s->o.max_clients) {
+		/* not in the list: answer and forget */
+		send_line(fd, "ERR busy: too many connections, try again later", -1);
+		if (s->o.refused)
+			s->o.refused(s->o.ctx, &c->peer, "too many connections");
+		close(fd);
+		free(c);
+		return true;
+	}
+	s->clients[s->nr++] = c;
+	if (ctl__authorize(&c->peer, s->o.group, NULL, NULL, NULL, why, sizeof(why)))
+		refuse(s, c, why);
+	return true;
+}
+
+static void read_client(struct ctl_server *s, struct ctl_client *c, short revents)
+{
+	struct ctl_request req;
+	const char *why;
+	char awhy[256];
+	char *nl;
+	ssize_t n;
+
+	if (c->state == CLIENT_BUSY) {
+		char b;
+
+		/* Only a hang-up is expected now; more data breaks the protocol. */
+		n = recv(c->fd, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n > 0) {
+			refuse(s, c, "unexpected data after the request");
+			return;
+		}
+		/* the caller closed its side (^C): it may still read what was recorded */
+		end_client(s, c, true);
+		return;
+	}
+	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (s->o.refused)
+			s->o.refused(s->o.ctx, &c->peer, "hung up before a complete request");
+		drop(s, c);
+		return;
+	}
+	nl = memchr(c->buf + c->len, '\n', (size_t)n);
+	c->len += (size_t)n;
+	if (!nl) {
+		if (c->len == sizeof(c->buf))
+			refuse(s, c, "request too long (at most 1024 bytes with its newline)");
+		return;
+	}
+	if ((size_t)(nl - c->buf) + 1 != c->len) {
+		refuse(s, c, "one request per connection");
+		return;
+	}
+	if (ctl__parse_request(c->buf, (size_t)(nl - c->buf), &req, &why)) {
+		refuse(s, c, why);
+		return;
+	}
+	if (ctl__authorize(&c->peer, s->o.group, &req, s->o.proc_root, s->o.cgroup_root, awhy,
+			   sizeof(awhy))) {
+		refuse(s, c, awhy);
+		return;
+	}
+	c->state = CLIENT_BUSY;
+	s->o.request(s->o.ctx, c, &req);
+}
+
+static struct ctl_client *client_by_fd(struct ctl_server *s, int fd)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		if (s->clients[i]->fd == fd)
+			return s->clients[i];
+	return NULL;
+}
+
+void ctl_server__handle(struct ctl_server *s, const struct pollfd *pfds, size_t n)
+{
+	uint64_t now;
+	bool listen_ready = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct ctl_client *c;
+
+		if (!pfds[i].revents)
+			continue;
+		if (pfds[i].fd == s->fd) {
+			listen_ready = true;
+			continue;
+		}
+		/* handlers may have closed clients (and their fd numbers been reused) */
+		c = client_by_fd(s, pfds[i].fd);
+		if (c)
+			read_client(s, c, pfds[i].revents);
+	}
+	now = now_ms();
+	for (size_t i = 0; i < s->nr;) {
+		struct ctl_client *c = s->clients[i];
+
+		if (c->state == CLIENT_READING && c->deadline_ms <= now) {
+			refuse(s, c, "no complete request in time");
+			continue; /* the slot now holds another client */
+		}
+		i++;
+	}
+	/* last, so no fd seen above belongs to a client accepted now */
+	if (listen_ready)
+		for (int k = 0; k < 8 && accept_one(s); k++)
+			;
+}
+
+void ctl_server__free(struct ctl_server *s)
+{
+	struct stat st;
+
+	if (!s)
+		return;
+	while (s->nr)
+		end_client(s, s->clients[0], false);
+	if (s->fd >= 0)
+		close(s->fd);
+	/* remove the path only if it is still our socket (a new daemon may have replaced it) */
+	if (s->path && stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+		unlink(s->path);
+	free(s->path);
+	free(s->clients);
+	free(s);
+}

@@ -1,0 +1,1385 @@
+/* Reader of perf.data files. The file is mmapped read-only; every offset and size taken from it
+ * is checked against the mapping before use, and nothing is allocated in proportion to a size
+ * field that was not first checked against the file size, so a hostile file costs at most a
+ * small multiple of its own size. Open walks the record headers once to find where the complete
+ * records end (that is also how a killed recorder's file is recovered); iteration then streams
+ * them, decompressing COMPRESSED records through one zstd stream kept across records, as perf
+ * does, so a record split between two compressed records and frames that end and restart
+ * (precord's per-chunk frames) both read back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "lib/cleanup.h"
+#include "perf/reader.h"
+#include "perf/sample.h"
+
+#define PIPE_HEADER_SIZE 16
+#define OLD_HEADER_SIZE 72
+/* attr_size bounds: the first published attr (64) plus the ids section, up to far more than any
+ * kernel's attr; beyond that the header is garbage. */
+#define MIN_ATTR_SIZE (PERF_ATTR_SIZE_VER0 + 16)
+#define MAX_ATTR_SIZE 4096
+/* Time-ordered mode queues at most this much (entries and copied records); past it the oldest
+ * half is delivered early, as perf does when its ordered-events memory runs out. Bounds memory
+ * for files without rounds and for compressed data that decompresses to far more than it takes. */
+#define ORDERED_MAX_BYTES ((size_t)256 << 20)
+/* Decompression buffer: room for a partial record carried over (< 64 KiB) plus fresh output. */
+#define PEND_CAP (4 * 65536)
+
+struct id_entry {
+	uint64_t id;
+	int idx;
+};
+
+struct feat_section {
+	uint64_t offset, size;
+};
+
+struct perf_reader {
+	const uint8_t *map;
+	size_t len;
+	struct perf_file_header hdr;
+
+	struct perf_reader_attr *attrs;
+	size_t nr_attrs;
+	uint64_t *ids;
+	struct id_entry *id_index;
+	size_t nr_id_index;
+
+	/* Records lie in [data_start, data_end); data_end is after the last complete record. */
+	uint64_t data_start, data_end;
+
+	struct perf_reader_info info;
+	uint64_t feat_ok[4];
+	struct feat_section feat[FEAT_BITS];
+	uint32_t event_desc_attr_size;
+	unsigned int warnings;
+
+	bool has_data_damage, has_feat_damage;
+	struct perf_reader_damage data_damage, feat_damage;
+	char reason_buf[128];
+
+	uint64_t nr_unordered;
+	size_t ordered_max_bytes;
+
+	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
+	ZSTD_DStream *ds;
+	uint8_t *pend;
+
+	/* Everything the features allocated, freed at close. */
+	void **allocs;
+	size_t nr_allocs, cap_allocs;
+};
+
+static void set_reason(const struct perf_reader_opts *opts, const char *reason)
+{
+	if (opts && opts->ret_reason)
+		*opts->ret_reason = reason;
+}
+
+/* [off, off + size) lies inside the file (overflow-safe). */
+static bool in_file(const struct perf_reader *r, uint64_t off, uint64_t size)
+{
+	return off <= r->len && size <= r->len - off;
+}
+
+static uint64_t rd64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint32_t rd32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void *keep(struct perf_reader *r, void *p)
+{
+	if (!p)
+		return NULL;
+	if (r->nr_allocs == r->cap_allocs) {
+		size_t cap = r->cap_allocs ? 2 * r->cap_allocs : 16;
+		void **n = realloc(r->allocs, cap * sizeof(*n));
+
+		if (!n) {
+			free(p);
+			return NULL;
+		}
+		r->allocs = n;
+		r->cap_allocs = cap;
+	}
+	r->allocs[r->nr_allocs++] = p;
+	return p;
+}
+
+static void data_damage(struct perf_reader *r, uint64_t off, const char *reason)
+{
+	if (r->has_data_damage && r->data_damage.offset <= off)
+		return;
+	r->has_data_damage = true;
+	r->data_damage.offset = off;
+	r->data_damage.reason = reason;
+}
+
+static void feat_damage(struct perf_reader *r, uint64_t off, const char *reason)
+{
+	if (r->has_feat_damage)
+		return;
+	r->has_feat_damage = true;
+	r->feat_damage.offset = off;
+	r->feat_damage.reason = reason;
+}
+
+/* ---- record classification: attr and time of a whole record ---- */
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct id_entry *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx - y->idx;
+}
+
+int perf_reader__attr_of_id(const struct perf_reader *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->nr_id_index;
+
+	if (r->nr_attrs == 1)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->id_index[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->nr_id_index && r->id_index[lo].id == id)
+		return r->id_index[lo].idx;
+	return -ENOENT;
+}
+
+/* u64 words of a sample before its ID field (perf's id_pos), -1 when there is none. */
+static int sample_id_pos(uint64_t type)
+{
+	int pos = 0;
+
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		return 0;
+	if (!(type & PERF_SAMPLE_ID))
+		return -1;
+	pos += !!(type & PERF_SAMPLE_IP);
+	pos += !!(type & PERF_SAMPLE_TID);
+	pos += !!(type & PERF_SAMPLE_TIME);
+	pos += !!(type & PERF_SAMPLE_ADDR);
+	return pos;
+}
+
+/* u64 words from a non-sample record's end back to its trailer's ID (perf's is_pos), -1 when
+ * there is none. */
+static int trailer_id_pos(uint64_t type)
+{
+	int pos = 1;
+
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		return 1;
+	if (!(type & PERF_SAMPLE_ID))
+		return -1;
+	pos += !!(type & PERF_SAMPLE_STREAM_ID);
+	pos += !!(type & PERF_SAMPLE_CPU);
+	return pos;
+}
+
+int perf_reader__attr_index(const struct perf_reader *r, const struct perf_event_header *rec)
+{
+	const struct perf_event_attr *a0 = &r->attrs[0].attr;
+	size_t words;
+	int pos;
+
+	if (rec->type >= PERF_RECORD_USER_TYPE_START || rec->size < sizeof(*rec))
+		return -ENOENT;
+	words = (rec->size - sizeof(*rec)) / 8;
+	if (r->nr_attrs == 1)
+		return 0;
+	/* Like perf, the first attr's layout says where the id is; all must agree. */
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		pos = sample_id_pos(a0->sample_type);
+		if (pos < 0)
+			return 0;
+		if ((size_t)pos >= words)
+			return -ENOENT;
+		return perf_reader__attr_of_id(r, rd64((const uint64_t *)(rec + 1) + pos));
+	}
+	if (!a0->sample_id_all)
+		return 0;
+	pos = trailer_id_pos(a0->sample_type);
+	if (pos < 0)
+		return 0;
+	if ((size_t)pos > words)
+		return -ENOENT;
+	return perf_reader__attr_of_id(r, rd64((const uint8_t *)rec + rec->size - 8 * pos));
+}
+
+static uint64_t record_time(const struct perf_reader *r, const struct perf_event_header *rec,
+			    int idx)
+{
+	size_t words = (rec->size - sizeof(*rec)) / 8;
+	const struct perf_event_attr *a;
+	uint64_t type;
+	size_t pos;
+
+	if (idx < 0)
+		return PERF_READER_NO_TIME;
+	a = &r->attrs[idx].attr;
+	type = a->sample_type;
+	if (!(type & PERF_SAMPLE_TIME))
+		return PERF_READER_NO_TIME;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		pos = !!(type & PERF_SAMPLE_IDENTIFIER) + !!(type & PERF_SAMPLE_IP) +
+		      !!(type & PERF_SAMPLE_TID);
+		if (pos >= words)
+			return PERF_READER_NO_TIME;
+		return rd64((const uint64_t *)(rec + 1) + pos);
+	}
+	if (!a->sample_id_all)
+		return PERF_READER_NO_TIME;
+	pos = 1 + !!(type & PERF_SAMPLE_ID) + !!(type & PERF_SAMPLE_STREAM_ID) +
+	      !!(type & PERF_SAMPLE_CPU) + !!(type & PERF_SAMPLE_IDENTIFIER);
+	if (pos > words)
+		return PERF_READER_NO_TIME;
+	return rd64((const uint8_t *)rec + rec->size - 8 * pos);
+}
+
+/* ---- features ---- */
+
+struct fcur {
+	const uint8_t *p;
+	uint64_t left;
+};
+
+static int fc_u32(struct fcur *c, uint32_t *v)
+{
+	if (c->left < 4)
+		return -EBADMSG;
+	*v = rd32(c->p);
+	c->p += 4;
+	c->left -= 4;
+	return 0;
+}
+
+static int fc_u64(struct fcur *c, uint64_t *v)
+{
+	if (c->left < 8)
+		return -EBADMSG;
+	*v = rd64(c->p);
+	c->p += 8;
+	c->left -= 8;
+	return 0;
+}
+
+static int fc_skip(struct fcur *c, uint64_t n)
+{
+	if (n > c->left)
+		return -EBADMSG;
+	c->p += n;
+	c->left -= n;
+	return 0;
+}
+
+/* perf's string: u32 len (including NUL and padding), then len bytes. */
+static int fc_string(struct perf_reader *r, struct fcur *c, const char **ret)
+{
+	uint32_t n;
+	char *s;
+
+	if (fc_u32(c, &n) < 0 || n > c->left)
+		return -EBADMSG;
+	s = keep(r, strndup((const char *)c->p, n));
+	if (!s)
+		return -ENOMEM;
+	c->p += n;
+	c->left -= n;
+	*ret = s;
+	return 0;
+}
+
+static int parse_cmdline(struct perf_reader *r, struct fcur *c)
+{
+	const char **argv;
+	uint32_t n, i;
+
+	/* Each string costs at least its 4-byte length: bounds n by the section. */
+	if (fc_u32(c, &n) < 0 || n > c->left / 4)
+		return -EBADMSG;
+	argv = keep(r, calloc((size_t)n + 1, sizeof(*argv)));
+	if (!argv)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (fc_string(r, c, &argv[i]) < 0)
+			return -EBADMSG;
+	r->info.cmdline_argc = n;
+	r->info.cmdline_argv = argv;
+	return 0;
+}
+
+static int parse_event_desc(struct perf_reader *r, struct fcur *c)
+{
+	uint32_t nr, sz, i;
+
+	if (fc_u32(c, &nr) < 0 || fc_u32(c, &sz) < 0 || sz < PERF_ATTR_SIZE_VER0 ||
+	    sz > MAX_ATTR_SIZE)
+		return -EBADMSG;
+	r->event_desc_attr_size = sz;
+	for (i = 0; i < nr; i++) {
+		uint32_t nr_ids;
+		const char *name;
+		uint64_t first_id = 0;
+		int idx = -1;
+
+		if (fc_skip(c, sz) < 0 || fc_u32(c, &nr_ids) < 0 || fc_string(r, c, &name) < 0)
+			return -EBADMSG;
+		if (nr_ids > c->left / 8)
+			return -EBADMSG;
+		if (nr_ids)
+			first_id = rd64(c->p);
+		c->p += 8 * (uint64_t)nr_ids;
+		c->left -= 8 * (uint64_t)nr_ids;
+		/* perf names the attr that owns the event's first id; without ids, by position. */
+		if (nr_ids)
+			idx = perf_reader__attr_of_id(r, first_id);
+		else if (i < r->nr_attrs)
+			idx = i;
+		if (idx >= 0 && !r->attrs[idx].name)
+			r->attrs[idx].name = name;
+	}
+	return 0;
+}
+
+/* Layout of one entry: struct perf_event_header; s32 pid; u8 id[20]; u8 id_len; u8 pad[3]; name
+ * NUL-padded. Entries are counted first so that the array is allocated once. */
+#define BUILD_ID_NAME_OFF 36
+/* perf's PERF_RECORD_MISC_BUILD_ID_SIZE: the entry carries its id length. */
+#define MISC_BUILD_ID_SIZE (1 << 15)
+
+static int build_id_entry(const struct fcur *c, struct perf_event_header *h)
+{
+	if (c->left < sizeof(*h))
+		return -EBADMSG;
+	memcpy(h, c->p, sizeof(*h));
+	if (h->size < BUILD_ID_NAME_OFF || h->size > c->left)
+		return -EBADMSG;
+	return 0;
+}
+
+static int parse_build_ids(struct perf_reader *r, struct fcur *c)
+{
+	struct perf_reader_build_id *v;
+	struct perf_event_header h;
+	struct fcur k = *c;
+	size_t n = 0, i;
+
+	while (k.left) {
+		if (build_id_entry(&k, &h) < 0)
+			return -EBADMSG;
+		fc_skip(&k, h.size);
+		n++;
+	}
+	v = keep(r, calloc(n + 1, sizeof(*v)));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct perf_reader_build_id *b = &v[i];
+		const uint8_t *rec = c->p;
+
+		build_id_entry(c, &h);
+		b->misc = h.misc;
+		memcpy(&b->pid, rec + 8, 4);
+		memcpy(b->id, rec + 12, 20);
+		/* Older perfs wrote no length (no MISC_BUILD_ID_SIZE): a 20-byte SHA-1 then. */
+		b->id_len = (h.misc & MISC_BUILD_ID_SIZE) ? rec[32] : 20;
+		if (b->id_len > 20)
+			b->id_len = 20;
+		b->path = keep(r, strndup((const char *)rec + BUILD_ID_NAME_OFF,
+					  h.size - BUILD_ID_NAME_OFF));
+		if (!b->path)
+			return -ENOMEM;
+		fc_skip(c, h.size);
+	}
+	r->info.build_ids = v;
+	r->info.nr_build_ids = n;
+	return 0;
+}
+
+static int parse_feature(struct perf_reader *r, int bit, struct fcur *c)
+{
+	struct perf_reader_info *in = &r->info;
+
+	switch (bit) {
+	case FEAT_HOSTNAME:
+		return fc_string(r, c, &in->hostname);
+	case FEAT_OSRELEASE:
+		return fc_string(r, c, &in->osrelease);
+	case FEAT_VERSION:
+		return fc_string(r, c, &in->version);
+	case FEAT_ARCH:
+		return fc_string(r, c, &in->arch);
+	case FEAT_CPUDESC:
+		return fc_string(r, c, &in->cpudesc);
+	case FEAT_NRCPUS:
+		if (fc_u32(c, &in->nr_cpus_avail) < 0 || fc_u32(c, &in->nr_cpus_online) < 0)
+			return -EBADMSG;
+		return 0;
+	case FEAT_CMDLINE:
+		return parse_cmdline(r, c);
+	case FEAT_EVENT_DESC:
+		return parse_event_desc(r, c);
+	case FEAT_SAMPLE_TIME:
+		if (fc_u64(c, &in->first_sample_time) < 0 || fc_u64(c, &in->last_sample_time) < 0)
+			return -EBADMSG;
+		return 0;
+	case FEAT_COMPRESSED:
+		if (fc_u32(c, &in->comp_version) < 0 || fc_u32(c, &in->comp_type) < 0 ||
+		    fc_u32(c, &in->comp_level) < 0 || fc_u32(c, &in->comp_ratio) < 0 ||
+		    fc_u32(c, &in->comp_mmap_len) < 0)
+			return -EBADMSG;
+		return 0;
+	case FEAT_BUILD_ID:
+		return parse_build_ids(r, c);
+	default:
+		return 0; /* kept raw for repair, not interpreted */
+	}
+}
+
+static bool any_feature(const struct perf_reader *r)
+{
+	return r->hdr.features[0] | r->hdr.features[1] | r->hdr.features[2] | r->hdr.features[3];
+}
+
+static int read_features(struct perf_reader *r)
+{
+	uint64_t idx = r->data_start + r->hdr.data.size;
+	int bit;
+
+	if (!any_feature(r))
+		return 0;
+	/* The index sits right after what data.size claims: nowhere if that is past the end. */
+	if (r->hdr.data.size > r->len - r->data_start) {
+		feat_damage(r, r->len, "feature index beyond the end of the file");
+		return 0;
+	}
+
+	for (bit = 0; bit < FEAT_BITS; bit++) {
+		struct feat_section s;
+		struct fcur c;
+		int err;
+
+		if (!(r->hdr.features[bit / 64] & (1ULL << (bit % 64))))
+			continue;
+		if (!in_file(r, idx, sizeof(s))) {
+			feat_damage(r, idx, "feature index beyond the end of the file");
+			return 0;
+		}
+		memcpy(&s, r->map + idx, sizeof(s));
+		idx += sizeof(s);
+		if (!in_file(r, s.offset, s.size)) {
+			feat_damage(r, idx - sizeof(s), "feature section outside the file");
+			continue;
+		}
+		c.p = r->map + s.offset;
+		c.left = s.size;
+		err = parse_feature(r, bit, &c);
+		if (err == -ENOMEM)
+			return err;
+		if (err < 0) {
+			feat_damage(r, s.offset, "unreadable feature section");
+			continue;
+		}
+		r->feat[bit].offset = s.offset;
+		r->feat[bit].size = s.size;
+		r->feat_ok[bit / 64] |= 1ULL << (bit % 64);
+	}
+	return 0;
+}
+
+/* ---- open ---- */
+
+static int read_attrs(struct perf_reader *r, const char **reason)
+{
+	const struct perf_file_header *h = &r->hdr;
+	uint64_t nr, i, total_ids = 0, k = 0;
+	size_t body = h->attr_size - 16;
+
+	if (h->attr_size < MIN_ATTR_SIZE || h->attr_size > MAX_ATTR_SIZE) {
+		*reason = "bad attr size in the header";
+		return -EBADMSG;
+	}
+	if (!in_file(r, h->attrs.offset, h->attrs.size)) {
+		*reason = "attrs section outside the file";
+		return -EBADMSG;
+	}
+	nr = h->attrs.size / h->attr_size;
+	if (!nr) {
+		*reason = "no attrs in the file";
+		return -EBADMSG;
+	}
+	r->attrs = calloc(nr, sizeof(*r->attrs));
+	if (!r->attrs)
+		return -ENOMEM;
+	r->nr_attrs = nr;
+	for (i = 0; i < nr; i++) {
+		const uint8_t *e = r->map + h->attrs.offset + i * h->attr_size;
+		struct feat_section ids;
+		uint32_t size = rd32(e + 4);
+
+		if (!size)
+			size = PERF_ATTR_SIZE_VER0;
+		if (size > body)
+			size = body;
+		if (size > sizeof(struct perf_event_attr))
+			size = sizeof(struct perf_event_attr);
+		memcpy(&r->attrs[i].attr, e, size);
+		memcpy(&ids, e + body, sizeof(ids));
+		if (!in_file(r, ids.offset, ids.size)) {
+			*reason = "attr ids outside the file";
+			return -EBADMSG;
+		}
+		r->attrs[i].nr_ids = ids.size / 8;
+		total_ids += ids.size / 8;
+	}
+	/* Bounded: each id was checked to lie in the file (but sections may overlap, so cap too). */
+	if (total_ids > r->len) {
+		*reason = "attr ids overlap implausibly";
+		return -EBADMSG;
+	}
+	r->ids = calloc(total_ids + 1, sizeof(*r->ids));
+	r->id_index = calloc(total_ids + 1, sizeof(*r->id_index));
+	if (!r->ids || !r->id_index)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		const uint8_t *e = r->map + h->attrs.offset + i * h->attr_size;
+		struct feat_section ids;
+		size_t j;
+
+		memcpy(&ids, e + body, sizeof(ids));
+		memcpy(r->ids + k, r->map + ids.offset, r->attrs[i].nr_ids * 8);
+		r->attrs[i].ids = r->ids + k;
+		for (j = 0; j < r->attrs[i].nr_ids; j++) {
+			r->id_index[k + j].id = r->ids[k + j];
+			r->id_index[k + j].idx = i;
+		}
+		k += r->attrs[i].nr_ids;
+	}
+	qsort(r->id_index, k, sizeof(*r->id_index), cmp_id);
+	r->nr_id_index = k;
+	return 0;
+}
+
+/* A record header that can start a record: size covers the header, and everything but
+ * COMPRESSED (whose zstd payload has any length in perf 6.1) keeps 8-byte alignment. */
+static bool plausible(const struct perf_event_header *h)
+{
+	if (h->size < sizeof(*h))
+		return false;
+	return h->type == PERF_RECORD_COMPRESSED || h->size % 8 == 0;
+}
+
+/* Walk the record headers from data_start up to limit; returns the end of the last complete
+ * record and sets *ret_bad to where and why the walk stopped early (reason NULL: clean end). */
+static uint64_t scan_records(const struct perf_reader *r, uint64_t limit, const char **ret_bad)
+{
+	uint64_t off = r->data_start;
+
+	*ret_bad = NULL;
+	while (off < limit) {
+		struct perf_event_header h;
+
+		if (limit - off < sizeof(h)) {
+			*ret_bad = "truncated record header";
+			break;
+		}
+		memcpy(&h, r->map + off, sizeof(h));
+		if (!plausible(&h)) {
+			*ret_bad = h.size < sizeof(h) ? "record size smaller than its header" :
+							"record size not a multiple of 8";
+			break;
+		}
+		if (h.size > limit - off) {
+			*ret_bad = "truncated record";
+			break;
+		}
+		off += h.size;
+	}
+	return off;
+}
+
+static int locate_data(struct perf_reader *r)
+{
+	const struct perf_file_header *h = &r->hdr;
+	uint64_t claimed_end, limit;
+	const char *bad;
+	bool recover = false;
+
+	r->data_start = h->data.offset;
+	if (h->data.size > UINT64_MAX - h->data.offset)
+		claimed_end = UINT64_MAX;
+	else
+		claimed_end = h->data.offset + h->data.size;
+
+	if (h->data.size == 0) {
+		/* Killed recorder: perf and precord both leave 0 until the first sync. */
+		recover = true;
+	} else if (!any_feature(r) && claimed_end <= r->len) {
+		/* No features: the recorder never finished the file. Its size may be stale (the
+		 * records go on past data.size) or, synced just before the kill, exact. */
+		recover = true;
+	}
+	limit = recover ? r->len : (claimed_end < r->len ? claimed_end : r->len);
+	r->data_end = scan_records(r, limit, &bad);
+	if (recover) {
+		r->warnings |= PERF_READER_W_RECOVERED;
+		if (any_feature(r))
+			r->warnings |= PERF_READER_W_NO_FEATURES;
+		if (bad)
+			data_damage(r, r->data_end, bad);
+		return 0;
+	}
+	if (bad)
+		data_damage(r, r->data_end, bad);
+	else if (r->data_end < claimed_end)
+		data_damage(r, r->data_end, "file truncated inside the data section");
+	return read_features(r);
+}
+
+struct perf_reader *perf_reader__open(const char *path, const struct perf_reader_opts *opts)
+{
+	_cleanup_close_ int fd = -1;
+	struct perf_reader *r;
+	const char *reason = NULL;
+	struct stat st;
+	uint64_t magic, hsize;
+	int err;
+
+	set_reason(opts, NULL);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode)) {
+		set_reason(opts, "is a directory (perf's directory format is not supported)");
+		errno = EISDIR;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_reason(opts, "not a regular file (pipe-mode perf.data is not supported)");
+		errno = EPROTONOSUPPORT;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->len = st.st_size;
+	r->ordered_max_bytes = opts && opts->ordered_max_bytes ? opts->ordered_max_bytes :
+								  ORDERED_MAX_BYTES;
+	if (r->len < PIPE_HEADER_SIZE) {
+		reason = "file too small to be a perf.data file";
+		err = -EINVAL;
+		goto fail;
+	}
+	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		err = -errno;
+		goto fail;
+	}
+	magic = rd64(r->map);
+	hsize = rd64(r->map + 8);
+	if (magic == __builtin_bswap64(PERF_MAGIC2)) {
+		reason = "big-endian perf.data is not supported";
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (!memcmp(r->map, "PERFFILE", 8)) {
+		reason = "perf.data version 1 is not supported";
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (magic != PERF_MAGIC2) {
+		reason = "not a perf.data file (bad magic)";
+		err = -EINVAL;
+		goto fail;
+	}
+	if (hsize == PIPE_HEADER_SIZE) {
+		reason = "pipe-mode perf.data is not supported (record with -o FILE)";
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (hsize != PERF_HEADER_SIZE && hsize != OLD_HEADER_SIZE) {
+		reason = "unsupported header size";
+		err = -EBADMSG;
+		goto fail;
+	}
+	if (r->len < hsize) {
+		reason = "file truncated inside the header";
+		err = -EBADMSG;
+		goto fail;
+	}
+	/* The old 72-byte header has no feature bitmap: it stays zero. */
+	memcpy(&r->hdr, r->map, hsize);
+	err = read_attrs(r, &reason);
+	if (err < 0)
+		goto fail;
+	if (r->hdr.data.offset > r->len) {
+		reason = "data section starts beyond the end of the file";
+		err = -EBADMSG;
+		goto fail;
+	}
+	err = locate_data(r);
+	if (err < 0)
+		goto fail;
+	return r;
+fail:
+	set_reason(opts, reason);
+	perf_reader__close(r);
+	errno = -err;
+	return NULL;
+}
+
+const struct perf_file_header *perf_reader__header(const struct perf_reader *r)
+{
+	return &r->hdr;
+}
+
+size_t perf_reader__nr_attrs(const struct perf_reader *r)
+{
+	return r->nr_attrs;
+}
+
+const struct perf_reader_attr *perf_reader__attr(const struct perf_reader *r, size_t idx)
+{
+	return idx < r->nr_attrs ? &r->attrs[idx] : NULL;
+}
+
+const struct perf_reader_info *perf_reader__info(const struct perf_reader *r)
+{
+	return &r->info;
+}
+
+bool perf_reader__has_feature(const struct perf_reader *r, int bit)
+{
+	if (bit < 0 || bit >= FEAT_BITS)
+		return false;
+	return r->feat_ok[bit / 64] & (1ULL << (bit % 64));
+}
+
+const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *ret_len)
+{
+	if (!perf_reader__has_feature(r, bit))
+		return NULL;
+	*ret_len = r->feat[bit].size;
+	return r->map + r->feat[bit].offset;
+}
+
+unsigned int perf_reader__warnings(const struct perf_reader *r)
+{
+	return r->warnings;
+}
+
+const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r)
+{
+	if (r->has_data_damage && r->has_feat_damage)
+		return r->data_damage.offset <= r->feat_damage.offset ? &r->data_damage :
+									&r->feat_damage;
+	if (r->has_data_damage)
+		return &r->data_damage;
+	if (r->has_feat_damage)
+		return &r->feat_damage;
+	return NULL;
+}
+
+uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
+{
+	return r->nr_unordered;
+}
+
+void perf_reader__close(struct perf_reader *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->map)
+		munmap((void *)r->map, r->len);
+	for (i = 0; i < r->nr_allocs; i++)
+		free(r->allocs[i]);
+	free(r->allocs);
+	free(r->attrs);
+	free(r->ids);
+	free(r->id_index);
+	ZSTD_freeDStream(r->ds);
+	free(r->pend);
+	free(r);
+}
+
+/* ---- the record walk ---- */
+
+/* Internal walk functions return 0 to go on or STOP; why they stopped (the callback's value,
+ * -ENOMEM, or 0 for damage, which is recorded in the reader) is in walk.result. */
+#define STOP 1
+
+struct walk;
+/* stable: rec->hdr stays valid after the call (it points into the mapping). */
+typedef int (*sink_fn)(struct walk *w, const struct perf_reader_record *rec, bool stable);
+
+struct qent {
+	uint64_t time, seq;
+	struct perf_reader_record rec;
+	bool owned;
+};
+
+struct walk {
+	struct perf_reader *r;
+	sink_fn sink;
+	perf_reader_fn fn;
+	void *ctx;
+	int result;
+	struct perf_reader_stats *stats;
+	uint8_t *scratch;   /* aligned copy of a misaligned record */
+	uint8_t *pend;      /* decompressed bytes not yet delivered: [head, len) */
+	size_t head, len;
+	ZSTD_DStream *ds;
+	/* ordered mode: a min-heap on (time, seq) */
+	struct qent *heap;
+	size_t nr_heap, cap_heap;
+	uint64_t seq, next_flush, max_time, last_flush;
+	size_t queued_bytes;
+};
+
+static int fail(struct walk *w, int err)
+{
+	w->result = err;
+	return STOP;
+}
+
+static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t off,
+		   bool compressed, bool stable)
+{
+	struct perf_reader_record rec = {
+		.hdr = h,
+		.offset = off,
+		.compressed = compressed,
+	};
+
+	rec.attr_index = perf_reader__attr_index(w->r, h);
+	if (rec.attr_index < 0)
+		rec.attr_index = -1;
+	rec.time = record_time(w->r, h, rec.attr_index);
+	return w->sink(w, &rec, stable);
+}
+
+/* Hand on the complete records at the start of the pending buffer. */
+static int drain_pending(struct walk *w, uint64_t off)
+{
+	while (w->len - w->head >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h = (const void *)(w->pend + w->head);
+
+		if (h->size < sizeof(*h) || h->size % 8) {
+			data_damage(w->r, off, "bad record size inside compressed data");
+			return STOP;
+		}
+		if (h->size > w->len - w->head)
+			break;
+		if (deliver(w, h, off, true, false))
+			return STOP;
+		w->head += h->size;
+	}
+	return 0;
+}
+
+static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t off)
+{
+	ZSTD_inBuffer in = { payload, n, 0 };
+	bool full;
+
+	if (!w->ds) {
+		struct perf_reader *r = w->r;
+
+		if (!r->ds)
+			r->ds = ZSTD_createDStream();
+		if (!r->pend)
+			r->pend = malloc(PEND_CAP);
+		if (!r->ds || !r->pend)
+			return fail(w, -ENOMEM);
+		/* One stream for the whole walk, as perf: fresh at its start. */
+		ZSTD_DCtx_reset(r->ds, ZSTD_reset_session_only);
+		w->ds = r->ds;
+		w->pend = r->pend;
+	}
+	do {
+		ZSTD_outBuffer out;
+		size_t ret;
+
+		/* Keep the carried-over partial record at the front; it is < 64 KiB, so at least
+		 * PEND_CAP - 64 KiB of room remains. A frame that ends is followed by a new one
+		 * in the same stream: zstd starts it on its own. */
+		if (w->head) {
+			memmove(w->pend, w->pend + w->head, w->len - w->head);
+			w->len -= w->head;
+			w->head = 0;
+		}
+		out.dst = w->pend + w->len;
+		out.size = PEND_CAP - w->len;
+		out.pos = 0;
+		ret = ZSTD_decompressStream(w->ds, &out, &in);
+		if (ZSTD_isError(ret)) {
+			snprintf(w->r->reason_buf, sizeof(w->r->reason_buf), "zstd: %s",
+				 ZSTD_getErrorName(ret));
+			data_damage(w->r, off, w->r->reason_buf);
+			return STOP;
+		}
+		w->len += out.pos;
+		full = out.pos == out.size;
+		if (drain_pending(w, off))
+			return STOP;
+	} while (in.pos < in.size || full);
+	return 0;
+}
+
+static int walk_records(struct walk *w)
+{
+	struct perf_reader *r = w->r;
+	uint64_t off = r->data_start, last_comp = 0;
+	bool seen_comp = false;
+
+	w->scratch = malloc(65536);
+	if (!w->scratch)
+		return -ENOMEM;
+	while (off < r->data_end) {
+		const struct perf_event_header *h = (const void *)(r->map + off);
+		uint32_t type = rd32(r->map + off);
+		uint16_t size;
+		int stop;
+
+		/* scan_records() checked every header below data_end. */
+		memcpy(&size, r->map + off + 6, 2);
+		if (w->stats) {
+			w->stats->total++;
+			if (type < PERF_RECORD_HEADER_MAX)
+				w->stats->nr_by_type[type]++;
+			else
+				w->stats->nr_other++;
+		}
+		if (type == PERF_RECORD_COMPRESSED) {
+			if (!seen_comp && !perf_reader__has_feature(r, FEAT_COMPRESSED))
+				r->warnings |= PERF_READER_W_NO_COMP_FEATURE;
+			seen_comp = true;
+			last_comp = off;
+			stop = decompress(w, r->map + off + sizeof(*h), size - sizeof(*h), off);
+		} else if (off % 8) {
+			/* Only after an odd-sized COMPRESSED record: callers get aligned records. */
+			memcpy(w->scratch, h, size);
+			stop = deliver(w, (const void *)w->scratch, off, false, false);
+		} else {
+			stop = deliver(w, h, off, false, true);
+		}
+		if (stop)
+			return w->result;
+		off += size;
+	}
+	if (w->len > w->head && !r->has_data_damage)
+		data_damage(r, last_comp, "compressed data ends inside a record");
+	return 0;
+}
+
+static void walk_fini(struct walk *w)
+{
+	free(w->scratch);
+	while (w->nr_heap--)
+		if (w->heap[w->nr_heap].owned)
+			free((void *)w->heap[w->nr_heap].rec.hdr);
+	free(w->heap);
+}
+
+static int sink_direct(struct walk *w, const struct perf_reader_record *rec, bool stable)
+{
+	int err = w->fn(rec, w->ctx);
+
+	return err ? fail(w, err) : 0;
+}
+
+int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx)
+{
+	struct walk w = { .r = r, .sink = sink_direct, .fn = fn, .ctx = ctx };
+	int err = walk_records(&w);
+
+	walk_fini(&w);
+	return err;
+}
+
+/* ---- time order ---- */
+
+static bool qless(const struct qent *a, const struct qent *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static void heap_up(struct walk *w, size_t i)
+{
+	while (i) {
+		size_t p = (i - 1) / 2;
+		struct qent t;
+
+		if (!qless(&w->heap[i], &w->heap[p]))
+			break;
+		t = w->heap[i];
+		w->heap[i] = w->heap[p];
+		w->heap[p] = t;
+		i = p;
+	}
+}
+
+static void heap_down(struct walk *w, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct qent t;
+
+		if (l < w->nr_heap && qless(&w->heap[l], &w->heap[m]))
+			m = l;
+		if (l + 1 < w->nr_heap && qless(&w->heap[l + 1], &w->heap[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		t = w->heap[i];
+		w->heap[i] = w->heap[m];
+		w->heap[m] = t;
+		i = m;
+	}
+}
+
+/* Deliver queued records with time <= limit, oldest first. */
+static int flush_until(struct walk *w, uint64_t limit)
+{
+	while (w->nr_heap && w->heap[0].time <= limit) {
+		struct qent e = w->heap[0];
+		int err;
+
+		w->heap[0] = w->heap[--w->nr_heap];
+		heap_down(w, 0);
+		w->last_flush = e.time;
+		w->queued_bytes -= sizeof(e) + (e.owned ? e.rec.hdr->size : 0);
+		err = w->fn(&e.rec, w->ctx);
+		if (e.owned)
+			free((void *)e.rec.hdr);
+		if (err)
+			return fail(w, err);
+	}
+	return 0;
+}
+
+static int sink_ordered(struct walk *w, const struct perf_reader_record *rec, bool stable)
+{
+	struct qent *e;
+	int err;
+
+	if (rec->hdr->type == PERF_RECORD_FINISHED_ROUND) {
+		/* perf: deliver up to the largest time seen at the previous round, then remember
+		 * the largest time seen now for the next one. */
+		if (flush_until(w, w->next_flush))
+			return STOP;
+		w->next_flush = w->max_time;
+		err = w->fn(rec, w->ctx);
+		return err ? fail(w, err) : 0;
+	}
+	if (rec->time == PERF_READER_NO_TIME) {
+		err = w->fn(rec, w->ctx);
+		return err ? fail(w, err) : 0;
+	}
+	if (w->nr_heap == w->cap_heap) {
+		size_t cap = w->cap_heap ? 2 * w->cap_heap : 1024;
+		struct qent *n = realloc(w->heap, cap * sizeof(*n));
+
+		if (!n)
+			return fail(w, -ENOMEM);
+		w->heap = n;
+		w->cap_heap = cap;
+	}
+	if (rec->time < w->last_flush)
+		w->r->nr_unordered++;
+	if (rec->time > w->max_time)
+		w->max_time = rec->time;
+	e = &w->heap[w->nr_heap];
+	e->time = rec->time;
+	e->seq = w->seq++;
+	e->rec = *rec;
+	e->owned = !stable;
+	if (!stable) {
+		void *copy = malloc(rec->hdr->size);
+
+		if (!copy)
+			return fail(w, -ENOMEM);
+		memcpy(copy, rec->hdr, rec->hdr->size);
+		e->rec.hdr = copy;
+	}
+	heap_up(w, w->nr_heap++);
+	w->queued_bytes += sizeof(*e) + (e->owned ? rec->hdr->size : 0);
+	if (w->queued_bytes > w->r->ordered_max_bytes) {
+		while (w->nr_heap && w->queued_bytes > w->r->ordered_max_bytes / 2)
+			if (flush_until(w, w->heap[0].time))
+				return STOP;
+	}
+	return 0;
+}
+
+int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx)
+{
+	struct walk w = { .r = r, .sink = sink_ordered, .fn = fn, .ctx = ctx };
+	int err;
+
+	r->nr_unordered = 0;
+	err = walk_records(&w);
+	/* Damage is not an error: what was read before it is still delivered. */
+	if (!err)
+		flush_until(&w, UINT64_MAX);
+	err = w.result;
+	walk_fini(&w);
+	return err;
+}
+
+/* ---- stats ---- */
+
+static int sink_count(struct walk *w, const struct perf_reader_record *rec, bool stable)
+{
+	const struct perf_event_header *h = rec->hdr;
+	struct perf_reader_stats *s = w->stats;
+
+	/* Decompressed records: counted here; plain ones were counted by the walk. */
+	if (rec->compressed) {
+		s->total++;
+		if (h->type < PERF_RECORD_HEADER_MAX)
+			s->nr_by_type[h->type]++;
+		else
+			s->nr_other++;
+	}
+	/* LOST: {u64 id, u64 lost}; LOST_SAMPLES: {u64 lost}. */
+	if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16)
+		s->total_lost += rd64((const uint8_t *)(h + 1) + 8);
+	else if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= sizeof(*h) + 8)
+		s->total_lost_samples += rd64(h + 1);
+	return 0;
+}
+
+int perf_reader__stats(struct perf_reader *r, struct perf_reader_stats *ret)
+{
+	struct perf_reader_stats s = { 0 };
+	struct walk w = { .r = r, .sink = sink_count, .stats = &s };
+	int err = walk_records(&w);
+
+	walk_fini(&w);
+	if (err < 0)
+		return err;
+	*ret = s;
+	return 0;
+}
+
+const char *perf_reader__type_name(uint32_t type)
+{
+	static const char *const names[PERF_RECORD_HEADER_MAX] = {
+		[PERF_RECORD_MMAP] = "MMAP",
+		[PERF_RECORD_LOST] = "LOST",
+		[PERF_RECORD_COMM] = "COMM",
+		[PERF_RECORD_EXIT] = "EXIT",
+		[PERF_RECORD_THROTTLE] = "THROTTLE",
+		[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+		[PERF_RECORD_FORK] = "FORK",
+		[PERF_RECORD_READ] = "READ",
+		[PERF_RECORD_SAMPLE] = "SAMPLE",
+		[PERF_RECORD_MMAP2] = "MMAP2",
+		[PERF_RECORD_AUX] = "AUX",
+		[PERF_RECORD_ITRACE_START] = "ITRACE_START",
+		[PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+		[PERF_RECORD_SWITCH] = "SWITCH",
+		[PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+		[PERF_RECORD_NAMESPACES] = "NAMESPACES",
+		[PERF_RECORD_KSYMBOL] = "KSYMBOL",
+		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT",
+		[PERF_RECORD_CGROUP] = "CGROUP",
+		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+		[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+		[PERF_RECORD_HEADER_ATTR] = "ATTR",
+		[PERF_RECORD_HEADER_EVENT_TYPE] = "EVENT_TYPE",
+		[PERF_RECORD_HEADER_TRACING_DATA] = "TRACING_DATA",
+		[PERF_RECORD_HEADER_BUILD_ID] = "BUILD_ID",
+		[PERF_RECORD_FINISHED_ROUND] = "FINISHED_ROUND",
+		[PERF_RECORD_ID_INDEX] = "ID_INDEX",
+		[PERF_RECORD_AUXTRACE_INFO] = "AUXTRACE_INFO",
+		[PERF_RECORD_AUXTRACE] = "AUXTRACE",
+		[PERF_RECORD_AUXTRACE_ERROR] = "AUXTRACE_ERROR",
+		[PERF_RECORD_THREAD_MAP] = "THREAD_MAP",
+		[PERF_RECORD_CPU_MAP] = "CPU_MAP",
+		[PERF_RECORD_STAT_CONFIG] = "STAT_CONFIG",
+		[PERF_RECORD_STAT] = "STAT",
+		[PERF_RECORD_STAT_ROUND] = "STAT_ROUND",
+		[PERF_RECORD_EVENT_UPDATE] = "EVENT_UPDATE",
+		[PERF_RECORD_TIME_CONV] = "TIME_CONV",
+		[PERF_RECORD_HEADER_FEATURE] = "FEATURE",
+		[PERF_RECORD_COMPRESSED] = "COMPRESSED",
+		[PERF_RECORD_FINISHED_INIT] = "FINISHED_INIT",
+	};
+
+	return type < PERF_RECORD_HEADER_MAX ? names[type] : NULL;
+}
+
+/* ---- repair ---- */
+
+struct repair {
+	FILE *f;
+	uint64_t written;
+};
+
+static int sink_write(struct walk *w, const struct perf_reader_record *rec, bool stable)
+{
+	struct repair *rp = w->ctx;
+
+	if (fwrite(rec->hdr, rec->hdr->size, 1, rp->f) != 1)
+		return fail(w, -EIO);
+	rp->written += rec->hdr->size;
+	return 0;
+}
+
+static bool copy_feature(const struct perf_reader *r, int bit)
+{
+	if (!perf_reader__has_feature(r, bit))
+		return false;
+	/* Records are written decompressed: no COMPRESSED feature. */
+	if (bit == FEAT_COMPRESSED)
+		return false;
+	/* perf 6.1 cannot read attrs larger than its own in EVENT_DESC either. */
+	if (bit == FEAT_EVENT_DESC && r->event_desc_attr_size > PERF_FILE_ATTR_SIZE)
+		return false;
+	return true;
+}
+
+int perf_reader__repair(struct perf_reader *r, const char *out_path)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_fclose_ FILE *f = NULL;
+	struct perf_file_header h = { 0 };
+	struct repair rp;
+	struct walk w = { .r = r, .sink = sink_write, .ctx = &rp };
+	uint64_t off, ids_off;
+	size_t i;
+	int bit, err, nr_feat = 0;
+
+	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f)
+		return -errno;
+	TAKE_FD(fd);
+
+	h.magic = PERF_MAGIC2;
+	h.size = PERF_HEADER_SIZE;
+	h.attr_size = PERF_FILE_ATTR_SIZE + sizeof(struct perf_file_section);
+	h.attrs.offset = PERF_HEADER_SIZE;
+	h.attrs.size = r->nr_attrs * h.attr_size;
+	/* Attrs, then all ids, then data. */
+	ids_off = h.attrs.offset + h.attrs.size;
+	if (fseek(f, h.attrs.offset, SEEK_SET) < 0)
+		return -errno;
+	off = ids_off;
+	for (i = 0; i < r->nr_attrs; i++) {
+		uint8_t buf[PERF_FILE_ATTR_SIZE] = { 0 };
+		struct perf_event_attr a = r->attrs[i].attr;
+		struct perf_file_section ids = { off, r->attrs[i].nr_ids * 8 };
+
+		a.size = PERF_FILE_ATTR_SIZE;
+		memcpy(buf, &a, sizeof(a) < sizeof(buf) ? sizeof(a) : sizeof(buf));
+		if (fwrite(buf, sizeof(buf), 1, f) != 1 || fwrite(&ids, sizeof(ids), 1, f) != 1)
+			return -EIO;
+		off += ids.size;
+	}
+	for (i = 0; i < r->nr_attrs; i++)
+		if (r->attrs[i].nr_ids &&
+		    fwrite(r->attrs[i].ids, r->attrs[i].nr_ids * 8, 1, f) != 1)
+			return -EIO;
+
+	h.data.offset = off;
+	rp.f = f;
+	rp.written = 0;
+	err = walk_records(&w);
+	walk_fini(&w);
+	if (err < 0)
+		return err;
+	/* perf refuses a file without records (data size 0 reads as a killed recorder, no
+	 * samples is an error): there is nothing to repair into. */
+	if (!rp.written) {
+		unlink(out_path);
+		return -ENODATA;
+	}
+	h.data.size = rp.written;
+
+	/* Feature index right after the data, then the sections copied as they were. A file
+	 * whose recorder never finished it has none: it gets a VERSION naming the repair, so that
+	 * the result reads as a finished file (a reader takes "no features" for "killed"). */
+	struct {
+		uint32_t len;
+		char str[64];
+	} version = { 64, "preport repair" };
+	const void *payload[FEAT_BITS];
+	uint64_t psize[FEAT_BITS];
+
+	for (bit = 0; bit < FEAT_BITS; bit++) {
+		payload[bit] = NULL;
+		psize[bit] = 0;
+		if (copy_feature(r, bit)) {
+			payload[bit] = r->map + r->feat[bit].offset;
+			psize[bit] = r->feat[bit].size;
+		}
+	}
+	if (!payload[FEAT_VERSION]) {
+		payload[FEAT_VERSION] = &version;
+		psize[FEAT_VERSION] = sizeof(version);
+	}
+	for (bit = 0; bit < FEAT_BITS; bit++)
+		if (payload[bit]) {
+			h.features[bit / 64] |= 1ULL << (bit % 64);
+			nr_feat++;
+		}
+	off = h.data.offset + h.data.size + nr_feat * sizeof(struct perf_file_section);
+	for (bit = 0; bit < FEAT_BITS; bit++) {
+		struct perf_file_section sec;
+
+		if (!payload[bit])
+			continue;
+		sec.offset = off;
+		sec.size = psize[bit];
+		if (fwrite(&sec, sizeof(sec), 1, f) != 1)
+			return -EIO;
+		off += sec.size;
+	}
+	for (bit = 0; bit < FEAT_BITS; bit++)
+		if (payload[bit] && psize[bit] && fwrite(payload[bit], psize[bit], 1, f) != 1)
+			return -EIO;
+
+	if (fseek(f, 0, SEEK_SET) < 0 || fwrite(&h, sizeof(h), 1, f) != 1)
+		return -EIO;
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+		return -errno;
+	return 0;
+}

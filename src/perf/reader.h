@@ -1,0 +1,155 @@
+/* Reads any perf.data file (perf record's, with or without -z, or precord's, whose compressed
+ * chunks are zstd frames of several threads interleaved): header, attrs and their ids, the
+ * features preport needs, and every record in file order or in perf's time order. A damaged or
+ * truncated file yields every complete record before the damage, then one {offset, reason};
+ * a file left by a killed recorder is recovered by scanning its records. Pipe-mode files are
+ * refused. Little-endian files only. */
+#ifndef PRECORD_PERF_READER_H
+#define PRECORD_PERF_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#include "perf/abi.h"
+
+struct perf_reader;
+
+struct perf_reader_opts {
+	/* When set, open stores here a static string saying why it failed ("not a perf.data
+	 * file", "pipe-mode perf.data is not supported", ...). May be NULL. */
+	const char **ret_reason;
+	/* Memory the time-ordered mode may queue before it delivers the oldest half early
+	 * (0: 256 MiB). */
+	size_t ordered_max_bytes;
+};
+
+/* One attr of the file, copied into a zeroed struct whatever its on-disk size. */
+struct perf_reader_attr {
+	struct perf_event_attr attr;
+	const char *name;     /* from EVENT_DESC, or NULL */
+	const uint64_t *ids;  /* kernel ids of this event (may be empty with one attr) */
+	size_t nr_ids;
+};
+
+struct perf_reader_build_id {
+	const char *path;
+	uint8_t id[20];
+	uint8_t id_len;       /* bytes of id used (20 for SHA-1) */
+	uint16_t misc;        /* cpumode and PERF_RECORD_MISC_BUILD_ID_SIZE */
+	int32_t pid;
+};
+
+/* What the features gave; a feature absent or unreadable leaves its fields NULL / zero and its
+ * bit clear in perf_reader__has_feature(). */
+struct perf_reader_info {
+	const char *hostname, *osrelease, *version, *arch, *cpudesc;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	int cmdline_argc;
+	const char *const *cmdline_argv;
+	uint64_t first_sample_time, last_sample_time;
+	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+	size_t nr_build_ids;
+	const struct perf_reader_build_id *build_ids;
+};
+
+/* Where reading stopped short: the file offset of the first record (or feature section) that
+ * could not be read, and why. */
+struct perf_reader_damage {
+	uint64_t offset;
+	const char *reason;
+};
+
+/* perf_reader__warnings() bits: not damage, but the caller should say so. */
+enum {
+	/* data.size was 0 or stale (recorder killed): records were found by scanning. */
+	PERF_READER_W_RECOVERED = 1 << 0,
+	/* The feature index was unusable (recovered file): no feature was read. */
+	PERF_READER_W_NO_FEATURES = 1 << 1,
+	/* COMPRESSED records without the COMPRESSED feature (perf 6.1 refuses such a file). */
+	PERF_READER_W_NO_COMP_FEATURE = 1 << 2,
+};
+
+#define PERF_READER_NO_TIME UINT64_MAX
+
+/* A record handed to the callback. */
+struct perf_reader_record {
+	const struct perf_event_header *hdr; /* 8-byte aligned; valid during the callback only */
+	uint64_t offset;   /* file offset of the record, or of the COMPRESSED record that completed it */
+	bool compressed;   /* came out of a COMPRESSED record */
+	uint64_t time;     /* PERF_READER_NO_TIME when the record carries none */
+	int attr_index;    /* attr it belongs to, -1 for perf's own records (type >= 64) or unknown id */
+};
+
+/* Return 0 to continue; anything else stops the iteration and is returned by it. */
+typedef int (*perf_reader_fn)(const struct perf_reader_record *rec, void *ctx);
+
+/* Counts as `perf report --stats` shows them: records by type (COMPRESSED containers and their
+ * decompressed content both counted), lost totals. */
+struct perf_reader_stats {
+	uint64_t total;
+	uint64_t nr_by_type[PERF_RECORD_HEADER_MAX];
+	uint64_t nr_other;         /* types >= PERF_RECORD_HEADER_MAX */
+	uint64_t total_lost;       /* sum of PERF_RECORD_LOST.lost */
+	uint64_t total_lost_samples; /* sum of PERF_RECORD_LOST_SAMPLES.lost */
+};
+
+/* mmap path and read its header, attrs, ids and features, and find where its records end.
+ * opts may be NULL. Returns NULL with errno set: ENOENT etc. from open, EINVAL not a perf.data
+ * file, EPROTONOSUPPORT pipe-mode or big-endian file, EBADMSG header or attrs damaged, ENOMEM. */
+struct perf_reader *perf_reader__open(const char *path, const struct perf_reader_opts *opts);
+
+const struct perf_file_header *perf_reader__header(const struct perf_reader *r);
+size_t perf_reader__nr_attrs(const struct perf_reader *r);
+/* NULL when idx is out of range. */
+const struct perf_reader_attr *perf_reader__attr(const struct perf_reader *r, size_t idx);
+/* Index of the attr whose ids include id, or -ENOENT; with one attr always 0. */
+int perf_reader__attr_of_id(const struct perf_reader *r, uint64_t id);
+/* Index of the attr a record belongs to (by PERF_SAMPLE_IDENTIFIER / ID), -ENOENT when unknown
+ * or for perf's own records. rec must be whole (rec->size bytes readable). */
+int perf_reader__attr_index(const struct perf_reader *r, const struct perf_event_header *rec);
+
+const struct perf_reader_info *perf_reader__info(const struct perf_reader *r);
+/* Whether feature bit (FEAT_*) was present and parsed (or, for features not parsed here, present
+ * with a section inside the file). */
+bool perf_reader__has_feature(const struct perf_reader *r, int bit);
+
+/* The raw payload of feature section bit (bounds-checked against the file), or NULL when the
+ * file has none. Valid until perf_reader__close. */
+const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *ret_len);
+unsigned int perf_reader__warnings(const struct perf_reader *r);
+/* The earliest damage found so far (by open, or by an iteration that reached it), or NULL. */
+const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r);
+
+/* Call fn for every record in file order, COMPRESSED records replaced by their content (one
+ * zstd stream across them, as perf reads). Stops at damage (see perf_reader__damage()).
+ * Returns 0, fn's non-zero value, or -ENOMEM. */
+int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx);
+
+/* The same records in the order perf 6.1 delivers them: records with a time are queued and, at
+ * each FINISHED_ROUND, those not later than the largest time seen at the previous round are
+ * delivered sorted (ties in file order); the rest at the end. Records without time and perf's
+ * own records are delivered when read, FINISHED_ROUND after its flush. Memory holds one round's
+ * records (the whole file when it has no rounds), capped by opts.ordered_max_bytes. Returns like
+ * perf_reader__for_each. */
+int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx);
+/* Records the last ordered iteration queued with a time older than one already delivered
+ * (perf's "N out of order events"). */
+uint64_t perf_reader__nr_unordered(const struct perf_reader *r);
+
+/* Count records (a file-order pass). Returns 0 or -ENOMEM; damage stops the count. */
+int perf_reader__stats(struct perf_reader *r, struct perf_reader_stats *ret);
+/* perf's name of a record type ("SAMPLE", "FINISHED_ROUND"), or NULL when unknown. */
+const char *perf_reader__type_name(uint32_t type);
+
+/* Write out_path (created 0600, replaced if it exists) as a clean perf.data: header, attrs with
+ * ids, every complete record in file order (compressed content written decompressed) and the
+ * features that were readable (minus COMPRESSED). Returns 0 or -errno; -ENODATA (and no
+ * out_path) when not one complete record precedes the damage. */
+int perf_reader__repair(struct perf_reader *r, const char *out_path);
+
+/* Unmap and free. NULL is a no-op. */
+void perf_reader__close(struct perf_reader *r);
+
+#endif

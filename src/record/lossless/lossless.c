@@ -1,0 +1,293 @@
+/* --lossless glue: fill reports from the readers go to the watermark controller (bp), whose
+ * transitions pause and resume the target through the pauser. The controller calls on_action
+ * under its own lock, so PAUSE and RESUME reach the pauser in the order they were decided; our
+ * lock makes the final release win over any transition racing with it. */
+#include "record/lossless/lossless.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "record/lossless/backpressure.h"
+#include "record/lossless/lookahead.h"
+#include "record/lossless/pauser.h"
+#include "ringbuf/ringbuf.h"
+
+struct lossless {
+	struct bp *bp;
+	/* the watcher: samples every ring's fill level on a short timer, so a reader that is
+	 * busy compressing or blocked in write() cannot hide a filling ring */
+	pthread_t watcher;
+	bool watching;
+	sem_t watcher_up; /* posted once the watcher has made its first pass */
+	struct ringbuf *const *rings;
+	size_t nr_watched;
+	struct lookahead *la;   /* when to look next */
+	_Atomic uint64_t looks;
+	uint64_t *heads, *used; /* per ring, at the latest look */
+	unsigned int high_permille;
+	double max_rate;
+	struct pauser *p;
+	pthread_mutex_t lock;
+	atomic_bool released;
+	size_t nr_rings;
+	uint64_t *by_ring;
+	int action_err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void on_action(void *ctx, enum bp_action a, unsigned int ring, uint64_t now)
+{
+	struct lossless *ll = ctx;
+	int r = 0;
+
+	pthread_mutex_lock(&ll->lock);
+	if (!atomic_load(&ll->released)) {
+		if (a == BP_PAUSE)
+			r = pauser__pause(ll->p);
+		else if (a == BP_RESUME)
+			r = pauser__resume(ll->p);
+		if (r < 0 && !ll->action_err)
+			ll->action_err = r;
+	}
+	pthread_mutex_unlock(&ll->lock);
+}
+
+/* While paused, look this often: the readers' reports resume the target as they drain, the
+ * watcher's looks only back them up. */
+#define WATCH_PAUSED_NS 100000
+
+/* Above the readers' priority 10. */
+#define WATCH_PRIORITY 20
+
+/* Look at every ring; returns how long to sleep before the next look (lookahead.h). */
+static uint64_t look(struct lossless *ll)
+{
+	uint64_t t = now_ns(), sleep;
+
+	for (size_t i = 0; i < ll->nr_watched; i++) {
+		size_t size = ringbuf__size(ll->rings[i]);
+
+		ll->heads[i] = ringbuf__head(ll->rings[i]);
+		ll->used[i] = ringbuf__used(ll->rings[i]);
+		bp__report(ll->bp, (unsigned int)i,
+			   ll->used[i] >= size ? 1000 : (unsigned int)(ll->used[i] * 1000 / size), t);
+	}
+	atomic_fetch_add_explicit(&ll->looks, 1, memory_order_relaxed);
+	sleep = lookahead__next(ll->la, ll->heads, ll->used, t);
+	if (bp__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
+		sleep = WATCH_PAUSED_NS;
+	return sleep;
+}
+
+static void *watcher_main(void *arg)
+{
+	struct lossless *ll = arg;
+	bool first = true;
+
+	while (!atomic_load_explicit(&ll->released, memory_order_relaxed)) {
+		uint64_t sleep = look(ll);
+		struct timespec ts = { (time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u) };
+
+		if (first) {
+			sem_post(&ll->watcher_up);
+			first = false;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	}
+	if (first)
+		sem_post(&ll->watcher_up);
+	return NULL;
+}
+
+int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n)
+{
+	int r;
+
+	if (!ll)
+		return 0;
+	if (ll->watching || n > ll->nr_rings)
+		return -EINVAL;
+	if (!n)
+		return -EINVAL;
+	ll->rings = rings;
+	ll->nr_watched = n;
+	ll->heads = calloc(n, sizeof(*ll->heads));
+	ll->used = calloc(n, sizeof(*ll->used));
+	ll->la = lookahead__new(n, ringbuf__size(rings[0]), ll->high_permille, ll->max_rate);
+	if (!ll->heads || !ll->used || !ll->la)
+		return -errno;
+	/* Real-time from its first instruction: set by the thread itself, the priority would
+	 * wait for the thread's first turn on a CPU, which on a busy machine came 5 ms after
+	 * the events were enabled, long enough to fill a ring. Without CAP_SYS_NICE it runs at
+	 * normal priority. */
+	{
+		struct sched_param sp = { .sched_priority = WATCH_PRIORITY };
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+		r = pthread_create(&ll->watcher, &attr, watcher_main, ll);
+		pthread_attr_destroy(&attr);
+		if (r == EPERM)
+			r = pthread_create(&ll->watcher, NULL, watcher_main, ll);
+	}
+	if (r)
+		return -r;
+	pthread_setname_np(ll->watcher, "precord-watch");
+	ll->watching = true;
+	/* The caller enables the events next: the watcher must be looking by then. */
+	while (sem_wait(&ll->watcher_up) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static void stop_watcher(struct lossless *ll)
+{
+	if (ll->watching) {
+		pthread_join(ll->watcher, NULL);
+		ll->watching = false;
+	}
+}
+
+void lossless__free(struct lossless *ll)
+{
+	if (!ll)
+		return;
+	lossless__release(ll);
+	stop_watcher(ll);
+	pauser__free(ll->p);
+	bp__free(ll->bp);
+	pthread_mutex_destroy(&ll->lock);
+	sem_destroy(&ll->watcher_up);
+	free(ll->by_ring);
+	lookahead__free(ll->la);
+	free(ll->heads);
+	free(ll->used);
+	free(ll);
+}
+
+struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
+{
+	struct lossless *ll = calloc(1, sizeof(*ll));
+	int e;
+
+	*ret_why = NULL;
+	if (!ll)
+		return NULL;
+	{
+		/* Priority inheritance: the real-time watcher may wait for this lock while
+		 * a reader at normal priority holds it; without it the reader could sit
+		 * preempted by the very target that should have been paused. */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&ll->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
+	sem_init(&ll->watcher_up, 0, 0);
+	ll->nr_rings = o->nr_rings;
+	ll->high_permille = o->high_permille;
+	ll->max_rate = o->max_rate;
+	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));
+	if (!ll->by_ring)
+		goto fail;
+	ll->bp = bp__new((unsigned int)o->nr_rings, o->high_permille, o->low_permille);
+	if (!ll->bp) {
+		e = errno;
+		if (asprintf(ret_why, "invalid watermarks (high %u%%, low %u%%): low must be at least 0.1%% and below high, high below 100%%",
+			     o->high_permille / 10, o->low_permille / 10) < 0)
+			*ret_why = NULL;
+		errno = e;
+		goto fail;
+	}
+	if (o->nr_pids)
+		ll->p = pauser__new_for_pids(o->pids, o->nr_pids, NULL);
+	else
+		ll->p = pauser__new_for_command(NULL);
+	if (!ll->p) {
+		e = errno;
+		if (asprintf(ret_why, "cannot prepare to pause the target: %s%s", strerror(e),
+			     e == ESRCH ? " (no such process)" :
+			     e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "") < 0)
+			*ret_why = NULL;
+		errno = e;
+		goto fail;
+	}
+	bp__set_action_fn(ll->bp, on_action, ll);
+	return ll;
+fail:
+	e = errno;
+	lossless__free(ll);
+	errno = e;
+	return NULL;
+}
+
+int lossless__adopt(struct lossless *ll, pid_t pid)
+{
+	return ll ? pauser__adopt(ll->p, pid) : 0;
+}
+
+void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille)
+{
+	if (!ll || atomic_load_explicit(&ll->released, memory_order_relaxed))
+		return;
+	bp__report(ll->bp, (unsigned int)ring, permille, now_ns());
+}
+
+void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid)
+{
+	if (!ll)
+		return;
+	if (fork)
+		pauser__task_new(ll->p, (pid_t)pid, (pid_t)tid);
+	else
+		pauser__task_exit(ll->p, (pid_t)pid, (pid_t)tid);
+}
+
+void lossless__release(struct lossless *ll)
+{
+	if (!ll)
+		return;
+	pthread_mutex_lock(&ll->lock);
+	if (!atomic_exchange(&ll->released, true))
+		pauser__resume(ll->p);
+	pthread_mutex_unlock(&ll->lock);
+	stop_watcher(ll);
+}
+
+void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
+{
+	struct bp_stats bs;
+
+	memset(s, 0, sizeof(*s));
+	if (!ll)
+		return;
+	bp__stats(ll->bp, now_ns(), &bs);
+	s->mechanism = pauser__mechanism_name(ll->p);
+	s->pauses = bs.nr_pauses;
+	s->paused_total = bs.paused_ns / 1e9;
+	s->paused_longest = bs.longest_pause_ns / 1e9;
+	for (size_t i = 0; i < ll->nr_rings; i++)
+		ll->by_ring[i] = bp__ring_pauses(ll->bp, (unsigned int)i);
+	s->pauses_by_ring = ll->by_ring;
+	s->nr_rings = ll->nr_rings;
+	s->action_error = ll->action_err;
+	s->looks = atomic_load(&((struct lossless *)ll)->looks);
+}

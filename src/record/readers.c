@@ -1,0 +1,540 @@
+/* Reader threads. Each pass: note the writer's round, drain each owned ring in slices that fit
+ * the staging buffer (the ring's tail moves as soon as a slice is copied, so the kernel gets its
+ * space back before compression starts), then append each slice, or, when compressing, feed it
+ * into the reader's open zstd frame. A frame stays open across passes (long frames let zstd's
+ * long-distance matching find DWARF stack copies that repeat megabytes apart) and is appended
+ * when it holds FRAME_BYTES, is FRAME_AGE_NS old, or at stop. The writer places FINISHED_ROUND
+ * markers once every reader reports a pass whose records are all in the file, so a pass whose
+ * records wait in an open frame is reported only when that frame is appended: an open frame
+ * holds rounds back, which FRAME_AGE_NS bounds. Between passes a reader sleeps in poll() on its
+ * rings' fds (woken by the kernel's wakeup watermark) and a stop eventfd. */
+#include "record/readers.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "perf/compress.h"
+#include "record/evlist.h"
+#include "perf/abi.h"
+#include "perf/sample.h"
+#include "perf/writer.h"
+#include "ringbuf/ringbuf.h"
+#include "lib/workqueue.h"
+
+/* One slice: large enough for few appends, small enough to keep the ring moving. */
+#define STAGING_SIZE (1024 * 1024)
+/* When compressing, slices are fed to zstd, whose long-distance matching costs ~1-2 ms per MiB:
+ * shorter slices bring the reader back to its rings sooner (the frame, not the slice, sets the
+ * ratio). */
+#define FEED_SLICE (256 * 1024)
+/* A frame is appended once it holds this much input: on DWARF call-graph recordings 8 MiB frames
+ * came out ~4% smaller than 4 MiB ones and ~20% smaller than 1 MiB ones; 16 MiB ones gain ~2%
+ * more but hold a reader's records twice as long. */
+#define FRAME_BYTES (8u << 20)
+/* ... or once its first slice is this old: bounds how long rounds are held back (perf's reader
+ * keeps every record since the last FINISHED_ROUND in memory) and what a killed recorder loses. */
+#define FRAME_AGE_NS (200 * 1000 * 1000ull)
+
+struct reader {
+	struct readers *pool;
+	unsigned int slot;
+	size_t *rings;        /* ring indexes owned */
+	size_t nr_rings;
+	struct pollfd *pfds;  /* rings' fds, then the stop eventfd */
+	struct zcomp *zc;
+	size_t slice;         /* drain at most this much before compressing */
+	uint8_t *staging;
+	size_t staged;
+	uint64_t frame_t0;    /* when the open frame got its first slice */
+	bool held;            /* a completed pass's records wait in the open frame: */
+	uint64_t held_round;  /* its round, reported when the frame is appended */
+	uint64_t first_time, last_time;
+	unsigned int writer_gen; /* the pool's writer_gen when first/last_time were reset */
+	/* per-pass counters, folded into the pool's atomics after each slice */
+	uint64_t records, samples, switches, lost_records, lost_events;
+};
+
+struct readers {
+	struct readers_opts o;
+	struct reader *r;
+	unsigned int nr;
+	int stop_fd;
+	atomic_bool stopping;
+	int time_off;  /* byte offset of the sample time in a SAMPLE record, -1 if absent */
+	bool stacks;   /* SAMPLE records carry user stacks */
+	_Atomic uint64_t records, samples, switches, lost_records, lost_events, bytes_read,
+		bytes_written, wakeups, discarded;
+	atomic_int error;
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+	unsigned int running;
+	/* Held for reading for a whole pass, for writing by readers__swap_writer(): a pass appends
+	 * to exactly one writer, and every pass that starts after a swap uses the new one. */
+	pthread_rwlock_t swap_lock;
+	unsigned int writer_gen;
+};
+
+/* The kernel copies dyn_size bytes of a user stack into a sample and skips the rest of the
+ * size it reserved, which keeps whatever the ring held there a lap earlier: stale bytes of
+ * older records (of any task the ring served). No reader looks past dyn_size (perf takes it as
+ * the stack's size); zeroed, those bytes compress to nothing. rec is the staged copy. */
+static void zero_stack_tail(const struct readers *p, struct perf_event_header *rec)
+{
+	struct perf_sample s;
+
+	if (perf_sample__parse(p->o.attr, rec, &s) == 0 && s.stack_dyn_size < s.stack_size)
+		memset((uint8_t *)s.stack + s.stack_dyn_size, 0, s.stack_size - s.stack_dyn_size);
+}
+
+static int on_record(void *ctx, const struct perf_event_header *h)
+{
+	struct reader *rd = ctx;
+	struct readers *p = rd->pool;
+
+	if (rd->staged + h->size > rd->slice && rd->staged)
+		return -1; /* slice full: flush, then this record comes again */
+	memcpy(rd->staging + rd->staged, h, h->size);
+	rd->staged += h->size;
+	rd->records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		rd->samples++;
+		if (p->stacks)
+			zero_stack_tail(p, (struct perf_event_header *)(rd->staging + rd->staged - h->size));
+		if (p->time_off >= 0 && h->size >= p->time_off + 8) {
+			uint64_t t;
+
+			memcpy(&t, (const char *)h + p->time_off, 8);
+			if (!rd->first_time || t < rd->first_time)
+				rd->first_time = t;
+			if (t > rd->last_time)
+				rd->last_time = t;
+		}
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		rd->switches++;
+		break;
+	case PERF_RECORD_LOST:
+		if (h->size >= 24) {
+			uint64_t n;
+
+			memcpy(&n, (const char *)h + 16, 8);
+			rd->lost_records++;
+			rd->lost_events += n;
+		}
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (p->o.hooks.task && h->size >= 24) {
+			uint32_t v[4]; /* pid, ppid, tid, ptid */
+
+			memcpy(v, h + 1, sizeof(v));
+			p->o.hooks.task(p->o.hooks.ctx, h->type, v[0], v[2]);
+		}
+		break;
+	case PERF_RECORD_MMAP2:
+		/* Executable mappings are candidates for the BUILD_ID feature. */
+		if (h->size > 8 + 64 && !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+			uint32_t prot;
+			const char *name = (const char *)h + 8 + 64;
+
+			memcpy(&prot, (const char *)h + 8 + 56, 4);
+			if ((prot & 4 /* PROT_EXEC */) && name[0] == '/' &&
+			    memchr(name, 0, h->size - 8 - 64))
+				perf_writer__add_dso(p->o.writer, name, false);
+		}
+		break;
+	}
+	return 0;
+}
+
+static void fold_counters(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+
+	atomic_fetch_add_explicit(&p->records, rd->records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->samples, rd->samples, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->switches, rd->switches, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->lost_records, rd->lost_records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->lost_events, rd->lost_events, memory_order_relaxed);
+	rd->records = rd->samples = rd->switches = rd->lost_records = rd->lost_events = 0;
+}
+
+static void set_error(struct readers *p, int err)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong(&p->error, &zero, err);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void append(struct reader *rd, const void *buf, size_t len)
+{
+	struct readers *p = rd->pool;
+	struct iovec iov = { (void *)buf, len };
+	int err = perf_writer__append(p->o.writer, &iov, 1);
+
+	if (err)
+		set_error(p, err);
+	else
+		atomic_fetch_add_explicit(&p->bytes_written, len, memory_order_relaxed);
+}
+
+/* End the open frame and append it; then a pass whose records it held is complete. */
+static void finish_frame(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+	size_t fed = zcomp__fed(rd->zc);
+	const void *out;
+	ssize_t n;
+
+	if (!fed)
+		return;
+	n = zcomp__finish(rd->zc, &out);
+	if (n > 0) {
+		perf_writer__note_compression(p->o.writer, fed, n);
+		append(rd, out, n);
+	} else if (n < 0) {
+		set_error(p, (int)n); /* the frame's records are lost: say so at the end */
+	}
+	if (rd->held) {
+		perf_writer__pass_done(p->o.writer, rd->slot, rd->held_round);
+		rd->held = false;
+	}
+}
+
+/* Append what is staged, or feed it into the open frame when compressing (appending the frame
+ * when it is full). */
+static void flush_staging(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+
+	if (!rd->staged)
+		return;
+	atomic_fetch_add_explicit(&p->bytes_read, rd->staged, memory_order_relaxed);
+	if (rd->zc) {
+		bool first = !zcomp__fed(rd->zc);
+		int err = zcomp__feed(rd->zc, rd->staging, rd->staged);
+
+		if (!err) {
+			if (first)
+				rd->frame_t0 = now_ns();
+			if (zcomp__fed(rd->zc) >= FRAME_BYTES)
+				finish_frame(rd);
+			goto done;
+		}
+		/* -ENOMEM left the frame as it was: append it, then these records as they are.
+		 * -EIO dropped the frame: say so at the end, keep what can still be kept. */
+		if (err == -ENOMEM)
+			finish_frame(rd);
+		else
+			set_error(p, err);
+	}
+	append(rd, rd->staging, rd->staged);
+done:
+	rd->staged = 0;
+	fold_counters(rd);
+}
+
+/* Drain every owned ring until it is empty; returns true if anything was read. */
+static bool pass(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+	uint64_t started;
+	bool any = false;
+
+	pthread_rwlock_rdlock(&p->swap_lock);
+	if (rd->writer_gen != p->writer_gen) {
+		/* a new file: its SAMPLE_TIME range starts afresh */
+		rd->writer_gen = p->writer_gen;
+		rd->first_time = rd->last_time = 0;
+	}
+	started = perf_writer__round(p->o.writer);
+
+	for (size_t i = 0; i < rd->nr_rings; i++) {
+		size_t ri = rd->rings[i];
+		struct ringbuf *rb = evlist__ring(p->o.evlist, ri);
+
+		if (p->o.hooks.fill)
+			p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
+		/* Bounded per ring so a busy ring cannot starve the reader's others. */
+		for (size_t got = 0, budget = 2 * ringbuf__size(rb);;) {
+			size_t before = rd->staged;
+			ssize_t n = ringbuf__drain(rb, on_record, rd, rd->slice - rd->staged);
+
+			got += rd->staged - before;
+			if (p->o.hooks.fill)
+				p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
+			if (rd->staged > before)
+				any = true;
+			if (n == -EBADMSG)
+				continue; /* resynchronised; the ring counts what it discarded */
+			if (n < 0 || ringbuf__used(rb)) {
+				/* the slice is full or more has arrived: make room, go on */
+				flush_staging(rd);
+				if (got < budget)
+					continue;
+			}
+			break;
+		}
+		if (p->o.hooks.fill)
+			p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
+	}
+	flush_staging(rd);
+	if (rd->first_time)
+		perf_writer__note_time(p->o.writer, rd->first_time, rd->last_time);
+	/* The stop's last passes end the frame, so that everything is in the file. */
+	if (rd->zc && zcomp__fed(rd->zc) &&
+	    (atomic_load(&p->stopping) || now_ns() - rd->frame_t0 >= FRAME_AGE_NS))
+		finish_frame(rd);
+	if (rd->zc && zcomp__fed(rd->zc)) {
+		/* Records of this pass wait in the open frame. While they do this slot reports
+		 * nothing, so the round cannot move on: held_round is the round every pass since
+		 * the frame's first began in. */
+		rd->held = true;
+		rd->held_round = started;
+	} else {
+		rd->held = false;
+		perf_writer__pass_done(p->o.writer, rd->slot, started);
+	}
+	pthread_rwlock_unlock(&p->swap_lock);
+	atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
+	return any;
+}
+
+static void reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	struct readers *p = rd->pool;
+
+	/* A reader runs briefly and must run soon after the kernel wakes it, even on CPUs the
+	 * target keeps busy: real-time priority when asked, else a better nice value. Best
+	 * effort: without CAP_SYS_NICE the readers run at normal priority. (The recorder does
+	 * not ask, even for --lossless: see record.c.) */
+	if (p->o.realtime) {
+		struct sched_param sp = { .sched_priority = 10 };
+
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	} else {
+		setpriority(PRIO_PROCESS, (id_t)gettid(), -10);
+	}
+	while (!atomic_load(&p->stopping)) {
+		pass(rd);
+		if (poll(rd->pfds, rd->nr_rings + 1, p->o.poll_ms) < 0 && errno != EINTR)
+			break;
+	}
+	/* Events are disabled by now: drain what is left, twice in case a record was in flight. */
+	pass(rd);
+	pass(rd);
+	if (p->o.realtime) {
+		struct sched_param sp = { .sched_priority = 0 };
+
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	}
+	pthread_mutex_lock(&p->done_lock);
+	p->running--;
+	pthread_cond_broadcast(&p->done_cond);
+	pthread_mutex_unlock(&p->done_lock);
+}
+
+static int sample_time_offset(uint64_t st)
+{
+	int off = 8;
+
+	if (!(st & PERF_SAMPLE_TIME))
+		return -1;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		off += 8;
+	if (st & PERF_SAMPLE_IP)
+		off += 8;
+	if (st & PERF_SAMPLE_TID)
+		off += 8;
+	return off;
+}
+
+void readers__free(struct readers *p)
+{
+	if (!p)
+		return;
+	readers__stop(p);
+	for (unsigned int i = 0; p->r && i < p->nr; i++) {
+		zcomp__free(p->r[i].zc);
+		free(p->r[i].staging);
+		free(p->r[i].rings);
+		free(p->r[i].pfds);
+	}
+	free(p->r);
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	pthread_mutex_destroy(&p->done_lock);
+	pthread_cond_destroy(&p->done_cond);
+	pthread_rwlock_destroy(&p->swap_lock);
+	free(p);
+}
+
+struct readers *readers__start(const struct readers_opts *o)
+{
+	size_t nr_rings = evlist__nr_rings(o->evlist);
+	struct readers *p;
+	int err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->o = *o;
+	if (p->o.poll_ms <= 0)
+		p->o.poll_ms = 100;
+	p->stop_fd = -1;
+	pthread_mutex_init(&p->done_lock, NULL);
+	pthread_cond_init(&p->done_cond, NULL);
+	{
+		/* A swap must not wait behind an endless overlap of passes: prefer the writer. */
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&p->swap_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
+	p->nr = o->nr_readers ? o->nr_readers : nr_rings;
+	if (p->nr > nr_rings)
+		p->nr = nr_rings;
+	p->time_off = sample_time_offset(o->attr->sample_type);
+	p->stacks = o->attr->sample_type & PERF_SAMPLE_STACK_USER;
+	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->r = calloc(p->nr, sizeof(*p->r));
+	if (p->stop_fd < 0 || !p->r)
+		goto err;
+	for (unsigned int i = 0; i < p->nr; i++) {
+		struct reader *rd = &p->r[i];
+
+		rd->pool = p;
+		rd->slot = i;
+		rd->rings = calloc(nr_rings / p->nr + 1, sizeof(size_t));
+		rd->pfds = calloc(nr_rings / p->nr + 2, sizeof(struct pollfd));
+		rd->slice = o->comp_level > 0 ? FEED_SLICE : STAGING_SIZE;
+		if (o->max_slice && o->max_slice < rd->slice)
+			rd->slice = o->max_slice;
+		if (rd->slice < PERF_RECORD_MAX_SIZE + 1)
+			rd->slice = PERF_RECORD_MAX_SIZE + 1;
+		rd->staging = malloc(rd->slice);
+		if (!rd->rings || !rd->pfds || !rd->staging)
+			goto err;
+		if (o->comp_level > 0 && !(rd->zc = zcomp__new(o->comp_level)))
+			goto err;
+		if (rd->zc && o->fast_compress && (err = zcomp__set_long_matching(rd->zc, false)) < 0) {
+			errno = -err;
+			goto err;
+		}
+	}
+	for (size_t ri = 0; ri < nr_rings; ri++) {
+		struct reader *rd = &p->r[ri % p->nr];
+
+		rd->pfds[rd->nr_rings] = (struct pollfd){ .fd = evlist__ring_fd(o->evlist, ri),
+							  .events = POLLIN };
+		rd->rings[rd->nr_rings++] = ri;
+	}
+	err = perf_writer__set_round_slots(o->writer, p->nr);
+	if (err) {
+		errno = -err;
+		goto err;
+	}
+	for (unsigned int i = 0; i < p->nr; i++) {
+		struct reader *rd = &p->r[i];
+
+		rd->pfds[rd->nr_rings] = (struct pollfd){ .fd = p->stop_fd, .events = POLLIN };
+		pthread_mutex_lock(&p->done_lock);
+		p->running++;
+		pthread_mutex_unlock(&p->done_lock);
+		err = wq__submit(o->wq, i, reader_main, rd);
+		if (err) {
+			pthread_mutex_lock(&p->done_lock);
+			p->running--;
+			pthread_mutex_unlock(&p->done_lock);
+			errno = -err;
+			goto err;
+		}
+	}
+	return p;
+err:;
+	int saved = errno;
+	readers__free(p);
+	errno = saved;
+	return NULL;
+}
+
+void readers__stats(const struct readers *p, struct readers_stats *s)
+{
+	struct readers *q = (struct readers *)p;
+
+	s->records = atomic_load(&q->records);
+	s->samples = atomic_load(&q->samples);
+	s->switches = atomic_load(&q->switches);
+	s->lost_records = atomic_load(&q->lost_records);
+	s->lost_events = atomic_load(&q->lost_events);
+	s->bytes_read = atomic_load(&q->bytes_read);
+	s->bytes_written = atomic_load(&q->bytes_written);
+	s->wakeups = atomic_load(&q->wakeups);
+	s->ring_discarded = 0;
+	for (size_t i = 0; i < evlist__nr_rings(p->o.evlist); i++)
+		s->ring_discarded += ringbuf__discarded(evlist__ring(p->o.evlist, i));
+	s->error = atomic_load(&q->error);
+}
+
+unsigned int readers__count(const struct readers *p)
+{
+	return p->nr;
+}
+
+int readers__stop(struct readers *p)
+{
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&p->stopping, true) && p->stop_fd >= 0) {
+		if (write(p->stop_fd, &one, sizeof(one)) < 0) {
+			/* the eventfd cannot overflow here; poll_ms bounds the wait anyway */
+		}
+	}
+	pthread_mutex_lock(&p->done_lock);
+	while (p->running)
+		pthread_cond_wait(&p->done_cond, &p->done_lock);
+	pthread_mutex_unlock(&p->done_lock);
+	return atomic_load(&p->error);
+}
+
+int readers__swap_writer(struct readers *p, struct perf_writer *w)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&p->swap_lock);
+	/* No pass is running: open frames hold records drained for the old file; end them
+	 * there, so each file's rounds and compressed frames stay its own. */
+	for (unsigned int i = 0; i < p->nr; i++)
+		if (p->r[i].zc)
+			finish_frame(&p->r[i]);
+	err = perf_writer__set_round_slots(w, p->nr);
+	if (!err) {
+		p->o.writer = w;
+		p->writer_gen++;
+	}
+	pthread_rwlock_unlock(&p->swap_lock);
+	return err;
+}

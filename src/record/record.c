@@ -1,0 +1,1074 @@
+/* The recording session. Order matters and is the whole point of this file:
+ *   command: fork held -> open events on it (disabled, enable_on_exec) -> create the file ->
+ *            kernel map synthesized -> readers started -> exec (events switch on at exec);
+ *   -p / -a: open events (disabled) -> create the file -> synthesize what already runs
+ *            (written before any ring data, at time 0) -> readers started -> enable.
+ * Stopping reverses it: disable, drain, write the kernel's lost counts, finalize. */
+#include "record/record.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "lib/cleanup.h"
+#include "perf/compress.h"
+#include "record/events.h"
+#include "record/evlist.h"
+#include "perf/abi.h"
+#include "perf/writer.h"
+#include "record/readers.h"
+#include "ringbuf/ringbuf.h"
+#include "record/synthesize.h"
+#include "record/target.h"
+#include "lib/workqueue.h"
+#include "record/lossless/lossless.h"
+#include "perf/pause_stats.h"
+
+#define MAX_EVENTS 16
+
+struct record {
+	struct record_opts o;
+	struct evdesc ev[MAX_EVENTS];
+	size_t nr_ev;
+	struct perf_event_attr attrs[MAX_EVENTS];
+	int *cpus;
+	size_t nr_cpus;
+	pid_t *tids;
+	size_t nr_tids;
+	struct topology *topo;
+	struct wq *wq;
+	struct evlist *el;
+	struct perf_writer *w;
+	struct readers *rd;
+	struct target *tgt;
+	struct lossless *ll;
+	struct ringbuf **rings;   /* for the lossless watcher */
+	bool started, stopped, target_ended;
+	int target_status;
+	int exec_err;
+	uint64_t lost_samples;
+	struct timespec t0, t_end;
+	struct timespec last_sync;
+	char *rotated_output;  /* the current file's path after record__rotate (owned) */
+	void *kmmap;           /* the kernel MMAP record, kept for rotations: reading kallsyms
+				* again would cost a good part of a second */
+	size_t kmmap_len;
+	char err[512];
+};
+
+static void seterr(struct record *rec, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rec->err, sizeof(rec->err), fmt, ap);
+	va_end(ap);
+}
+
+static char *msg(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+int record__exec_error(const struct record *rec)
+{
+	return rec->exec_err;
+}
+
+const char *record__error(const struct record *rec)
+{
+	return rec->err;
+}
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void notice(struct record *rec, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!rec->o.notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rec->o.notice(rec->o.notice_ctx, buf);
+}
+
+void record__free(struct record *rec)
+{
+	if (!rec)
+		return;
+	if (rec->started && !rec->stopped)
+		record__stop(rec);
+	readers__free(rec->rd);
+	lossless__free(rec->ll);
+	perf_writer__free(rec->w);
+	evlist__free(rec->el);
+	target__free(rec->tgt);
+	wq__free(rec->wq);
+	topology__free(rec->topo);
+	free(rec->rings);
+	free(rec->cpus);
+	free(rec->tids);
+	free(rec->rotated_output);
+	free(rec->kmmap);
+	free(rec);
+}
+
+static int choose_cpus(struct record *rec, char **ret_msg)
+{
+	const cpu_set_t *online = topology__online(rec->topo);
+	int n = topology__nr_cpus(rec->topo);
+	cpu_set_t want;
+
+	if (rec->o.cpu_list) {
+		if (cpulist__parse(rec->o.cpu_list, &want) < 0) {
+			*ret_msg = msg("invalid CPU list '%s' for -C: expected a list like 0-3,6",
+				       rec->o.cpu_list);
+			return -EINVAL;
+		}
+	} else {
+		want = *online;
+	}
+	rec->cpus = calloc(n ? n : 1, sizeof(int));
+	if (!rec->cpus)
+		return -ENOMEM;
+	for (int c = 0; c < n && c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &want))
+			continue;
+		if (!CPU_ISSET(c, online)) {
+			*ret_msg = msg("CPU %d given with -C is not online (online CPUs: see "
+				       "/sys/devices/system/cpu/online)", c);
+			return -EINVAL;
+		}
+		rec->cpus[rec->nr_cpus++] = c;
+	}
+	for (int c = n; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &want)) {
+			*ret_msg = msg("CPU %d given with -C does not exist (this machine has %d)", c, n);
+			return -EINVAL;
+		}
+	if (!rec->nr_cpus) {
+		*ret_msg = msg("no CPU to record on");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct record *record__new(const struct record_opts *opts, char **ret_msg)
+{
+	struct record *rec;
+	size_t bad = 0;
+	int n, err;
+
+	*ret_msg = NULL;
+	rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return NULL;
+	rec->o = *opts;
+	rec->target_status = -1;
+	if (!rec->o.output)
+		rec->o.output = "perf.data";
+	if (!rec->o.events)
+		rec->o.events = "cycles";
+	if (!rec->o.period) {
+		/* The kernel refuses a frequency above its limit; perf lowers it, so do we. */
+		FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+		unsigned long long max = 0;
+
+		if (f) {
+			if (fscanf(f, "%llu", &max) != 1)
+				max = 0;
+			fclose(f);
+		}
+		if (max && rec->o.freq > max) {
+			notice(rec, "-F %llu is above the kernel's limit; lowering it to %llu "
+				    "(raise kernel.perf_event_max_sample_rate to go higher)",
+			       (unsigned long long)rec->o.freq, max);
+			rec->o.freq = max;
+		}
+	}
+	if (!rec->o.mmap_pages) {
+		long page = sysconf(_SC_PAGESIZE);
+
+		rec->o.mmap_pages = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
+	}
+
+	err = events__init();
+	if (err) {
+		*ret_msg = msg("cannot initialise libpfm4: %s", strerror(-err));
+		goto fail;
+	}
+	n = events__parse_list(rec->o.events, rec->ev, MAX_EVENTS, &bad);
+	if (n < 0) {
+		char sugg[3][64];
+		char one[160];
+		size_t ns;
+
+		/* name the bad item of the list */
+		snprintf(one, sizeof(one), "%s", rec->o.events);
+		{
+			char *s = one, *tok;
+			size_t i = 0;
+
+			while ((tok = strsep(&s, ",")) && i < bad)
+				i++;
+			if (tok)
+				memmove(one, tok, strlen(tok) + 1);
+		}
+		if (n == -E2BIG) {
+			*ret_msg = msg("too many events in '%s' (at most %d)", rec->o.events, MAX_EVENTS);
+		} else if (n == -ENOENT) {
+			ns = event__suggest(one, sugg, 3);
+			*ret_msg = msg("unknown event '%s'%s%s%s%s%s%s (list them with 'perf list')", one,
+				       ns ? "; did you mean " : "", ns ? sugg[0] : "",
+				       ns > 1 ? ", " : "", ns > 1 ? sugg[1] : "",
+				       ns > 2 ? ", " : "", ns > 2 ? sugg[2] : "");
+		} else {
+			*ret_msg = msg("invalid event '%s': %s", one,
+				       n == -EINVAL ? "bad modifier" : strerror(-n));
+		}
+		errno = -n;
+		goto fail_keep_errno;
+	}
+	rec->nr_ev = n;
+
+	rec->topo = topology__read("/sys");
+	if (!rec->topo) {
+		*ret_msg = msg("cannot read the CPU topology under /sys: %s", strerror(errno));
+		goto fail_keep_errno;
+	}
+	err = choose_cpus(rec, ret_msg);
+	if (err) {
+		errno = -err;
+		goto fail_keep_errno;
+	}
+	return rec;
+
+fail:
+	errno = err < 0 ? -err : EINVAL;
+fail_keep_errno:;
+	int saved = errno;
+	record__free(rec);
+	errno = saved;
+	return NULL;
+}
+
+/* Lift the soft fd limit to the hard one: one fd per event per CPU per task adds up. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int list_threads(pid_t pid, pid_t **tids, size_t *nr, size_t *cap)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (*nr == *cap) {
+			size_t nc = *cap ? *cap * 2 : 16;
+			pid_t *t = realloc(*tids, nc * sizeof(pid_t));
+
+			if (!t) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*tids = t;
+			*cap = nc;
+		}
+		(*tids)[(*nr)++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* --lossless warns below this much room above the high mark, at the largest sample rate. */
+#define LOSSLESS_MIN_ROOM_NS 500000.0
+
+/* The fastest a ring can be written by samples, bytes per ns, for the lossless watcher's
+ * look-ahead: each event samples at most freq times a second on a CPU (x1.5: the kernel's
+ * frequency steering overshoots at times), each sample at most its fixed fields, a full call
+ * chain and the user registers and stack. 0 (unknown) with a fixed period. Side-band records
+ * (switches, mmaps) come on top: the watcher also goes by the rates it sees. */
+static double max_ring_rate(const struct record *rec)
+{
+	double sample = 8 + 6 * 8; /* header; ip, tid, time, cpu, period, identifier */
+
+	if (rec->o.period)
+		return 0;
+	if (rec->o.callgraph != CALLGRAPH_NONE)
+		sample += 8 + 8 * (127 + 8); /* perf_event_max_stack frames and context markers */
+	if (rec->o.callgraph == CALLGRAPH_DWARF)
+		sample += 8 + 8 * __builtin_popcountll(PERF_X86_REGS_USER_MASK) + 8 + rec->o.stack_size + 8;
+	return (double)rec->nr_ev * (double)rec->o.freq * sample * 1.5 / 1e9;
+}
+
+static void setup_attrs(struct record *rec, bool command)
+{
+	for (size_t i = 0; i < rec->nr_ev; i++) {
+		struct perf_event_attr *a = &rec->attrs[i];
+		size_t ring = rec->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+
+		*a = rec->ev[i].attr;
+		a->size = PERF_FILE_ATTR_SIZE;
+		if (rec->o.period) {
+			a->sample_period = rec->o.period;
+			a->freq = 0;
+		} else {
+			a->sample_freq = rec->o.freq;
+			a->freq = 1;
+		}
+		a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+		if (rec->nr_ev > 1)
+			a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+		if (rec->o.callgraph == CALLGRAPH_FP) {
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		} else if (rec->o.callgraph == CALLGRAPH_DWARF) {
+			/* kernel part from the kernel; user part unwound later from regs + stack */
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+					  PERF_SAMPLE_STACK_USER;
+			a->exclude_callchain_user = 1;
+			a->sample_regs_user = PERF_X86_REGS_USER_MASK;
+			a->sample_stack_user = rec->o.stack_size;
+		}
+		a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+		a->disabled = 1;
+		a->inherit = !rec->o.system_wide;
+		a->enable_on_exec = command;
+		a->sample_id_all = 1;
+		/* Wake the reader at a quarter full (perf waits for half). Earlier wakeups cost
+		 * more than they save: on a sched_yield storm at 20 kHz, waking at 1/16 doubled
+		 * the run time (each wakeup preempts the target) without saving any event. */
+		a->watermark = 1;
+		a->wakeup_watermark = ring / 4;
+		/* --lossless: a ring paused above the high mark must wake its reader, or the
+		 * target stays paused until the reader's poll times out (100 ms): keep the
+		 * wakeup at or below half the high mark (with the default 50% it stays at 1/4). */
+		if (rec->o.lossless && (uint64_t)ring * rec->o.high_permille / 2000 < a->wakeup_watermark)
+			a->wakeup_watermark = (uint64_t)ring * rec->o.high_permille / 2000;
+		if (!a->wakeup_watermark)
+			a->wakeup_watermark = 8;
+		if (i == 0) {
+			/* the first event tracks tasks and mappings for everyone */
+			a->mmap = a->mmap2 = a->mmap_data = 1;
+			a->comm = a->comm_exec = 1;
+			a->task = 1;
+			a->context_switch = rec->o.switch_events;
+		}
+	}
+}
+
+static int open_events(struct record *rec, bool command)
+{
+	struct evlist_failure f = { 0 };
+	struct evlist_opts eo;
+
+	for (;;) {
+		setup_attrs(rec, command);
+		eo = (struct evlist_opts){ rec->attrs, rec->nr_ev, rec->cpus, rec->nr_cpus,
+					   rec->tids, rec->nr_tids, rec->o.mmap_pages };
+		rec->el = evlist__open(&eo, &f);
+		if (rec->el)
+			return 0;
+		if (f.err == EINVAL && (rec->attrs[0].read_format & PERF_FORMAT_LOST)) {
+			/* kernels before 6.0 have no PERF_FORMAT_LOST: the LOST records remain */
+			for (size_t i = 0; i < rec->nr_ev; i++)
+				rec->ev[i].attr.read_format = 0;
+		}
+		if (!f.at_mmap && event__is_hardware(&rec->ev[f.attr]) &&
+		    (f.err == ENOENT || f.err == ENODEV || f.err == ENXIO || f.err == EOPNOTSUPP)) {
+			struct evdesc fb;
+
+			if (event__fallback(&rec->ev[f.attr], &fb) == 0) {
+				notice(rec, "%s is not available on this machine (no hardware PMU); "
+					    "falling back to %s", rec->ev[f.attr].name, fb.name);
+				rec->ev[f.attr] = fb;
+				continue;
+			}
+		}
+		break;
+	}
+	if (f.at_mmap) {
+		char buf[384];
+
+		seterr(rec, "%s", events__explain_mmap_error(f.err, rec->o.mmap_pages, buf, sizeof(buf)));
+	} else {
+		char buf[384];
+
+		event__explain_open_error(&rec->ev[f.attr], f.err, buf, sizeof(buf));
+		if (f.tid > 0)
+			seterr(rec, "cannot open event on CPU %d for task %d: %s", f.cpu, f.tid, buf);
+		else
+			seterr(rec, "cannot open event on CPU %d: %s", f.cpu, buf);
+	}
+	return -f.err;
+}
+
+static int open_file(struct record *rec)
+{
+	struct perf_writer_event wev[MAX_EVENTS];
+	struct perf_writer_opts wo = { 0 };
+
+	for (size_t i = 0; i < rec->nr_ev; i++) {
+		wev[i].name = rec->ev[i].name;
+		wev[i].attr = &rec->attrs[i];
+		wev[i].ids = evlist__ids(rec->el, i, &wev[i].nr_ids);
+	}
+	wo.events = wev;
+	wo.nr_events = rec->nr_ev;
+	wo.argc = rec->o.cmdline_argc;
+	wo.argv = rec->o.cmdline_argv;
+	wo.comp_level = rec->o.comp_level;
+	wo.comp_mmap_len = ZCOMP_MAX_DECOMPRESSED;
+	wo.keep_old = rec->o.keep_old;
+	rec->w = perf_writer__open(rec->o.output, &wo);
+	if (!rec->w) {
+		int e = errno;
+
+		seterr(rec, "cannot create %s: %s%s", rec->o.output, strerror(e),
+		       e == EACCES || e == EROFS ? " (choose another place with -o)" :
+		       e == ENOSPC ? " (free some space or write elsewhere with -o)" : "");
+		return -e;
+	}
+	return 0;
+}
+
+/* Records made from /proc go straight to the file, before any ring data. */
+static int synth_emit(void *ctx, const void *buf, size_t len)
+{
+	struct record *rec = ctx;
+	struct iovec iov = { (void *)buf, len };
+
+	return perf_writer__append(rec->w, &iov, 1);
+}
+
+/* The same, keeping a copy for record__rotate. */
+static int synth_emit_kernel(void *ctx, const void *buf, size_t len)
+{
+	struct record *rec = ctx;
+	void *copy = malloc(len);
+
+	if (copy) {
+		memcpy(copy, buf, len);
+		free(rec->kmmap);
+		rec->kmmap = copy;
+		rec->kmmap_len = len;
+	}
+	return synth_emit(ctx, buf, len);
+}
+
+static int synthesize(struct record *rec, bool command)
+{
+	size_t nids;
+	const uint64_t *ids = evlist__ids(rec->el, 0, &nids);
+	struct synth_opts so = {
+		.attr = &rec->attrs[0],
+		.id = ids[0],
+		.cpu = (uint32_t)rec->cpus[0],
+		.wq = rec->wq,
+	};
+	int err;
+
+	err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
+	if (err)
+		return err;
+	if (rec->o.system_wide)
+		return synthesize__all(&so, synth_emit, rec, NULL);
+	if (!command)
+		return synthesize__pids(&so, rec->o.pids, rec->o.nr_pids, synth_emit, rec, NULL);
+	return 0;
+}
+
+static void on_task(void *ctx, uint32_t type, uint32_t pid, uint32_t tid)
+{
+	struct record *rec = ctx;
+
+	lossless__task(rec->ll, type == PERF_RECORD_FORK, pid, tid);
+}
+
+static void on_fill(void *ctx, size_t ring, unsigned int permille)
+{
+	struct record *rec = ctx;
+
+	lossless__fill(rec->ll, ring, permille);
+}
+
+int record__start(struct record *rec)
+{
+	bool command = rec->o.argv && rec->o.argv[0];
+	/* with -a a command only says how long to record; the events cover every task */
+	bool follow = command && !rec->o.system_wide;
+	size_t cap = 0;
+	int err;
+
+	raise_nofile();
+	if (command) {
+		err = target__check_command(rec->o.argv[0]);
+		if (err) {
+			rec->exec_err = -err;
+			seterr(rec, "cannot run '%s': %s", rec->o.argv[0],
+			       err == -ENOENT ? "command not found (is it in PATH?)" :
+						"permission denied (not executable)");
+			return err;
+		}
+	}
+	/* The pauser first: its guardian is a fork of this process, and a command must be in
+	 * the pause cgroup before it execs. */
+	if (rec->o.lossless) {
+		struct lossless_opts lo = {
+			.nr_rings = rec->nr_cpus,
+			.high_permille = rec->o.high_permille,
+			.low_permille = rec->o.low_permille,
+			.pids = rec->o.pids,
+			.nr_pids = rec->o.nr_pids,
+			.max_rate = max_ring_rate(rec),
+		};
+		char *why = NULL;
+		double room = (double)rec->o.mmap_pages * (double)sysconf(_SC_PAGESIZE) *
+			      (1000 - rec->o.high_permille) / 1000;
+
+		/* What lies above the high mark must outlast a pause's reaction (0.15-0.3 ms
+		 * here, more on a loaded machine) at the rate samples can come. */
+		if (lo.max_rate > 0 && room / (lo.max_rate / 1.5) < LOSSLESS_MIN_ROOM_NS)
+			notice(rec, "--lossless: above the high mark a ring has room for %.2f ms of samples "
+				    "at this rate, less than a pause may take to act: events may still be lost "
+				    "(use a larger -m, a lower -F or a lower --high-watermark)",
+			       room / (lo.max_rate / 1.5) / 1e6);
+		rec->ll = lossless__new(&lo, &why);
+		if (!rec->ll) {
+			err = -errno;
+			seterr(rec, "--lossless: %s", why ? why : strerror(errno));
+			free(why);
+			return err;
+		}
+	}
+	/* The target */
+	if (command) {
+		rec->tgt = target__fork_held(rec->o.argv);
+		if (!rec->tgt) {
+			err = -errno;
+			seterr(rec, "cannot start '%s': %s", rec->o.argv[0], strerror(errno));
+			return err;
+		}
+		err = lossless__adopt(rec->ll, target__pid(rec->tgt));
+		if (err) {
+			seterr(rec, "--lossless: cannot place '%s' where it can be paused: %s",
+			       rec->o.argv[0], strerror(-err));
+			return err;
+		}
+	}
+	if (follow) {
+		rec->tids = malloc(sizeof(pid_t));
+		if (!rec->tids)
+			return -ENOMEM;
+		rec->tids[0] = target__pid(rec->tgt);
+		rec->nr_tids = 1;
+	} else if (rec->o.nr_pids) {
+		for (size_t i = 0; i < rec->o.nr_pids; i++) {
+			err = list_threads(rec->o.pids[i], &rec->tids, &rec->nr_tids, &cap);
+			if (err) {
+				seterr(rec, "no process %d to record (-p): %s", rec->o.pids[i],
+				       err == -ENOENT ? "it does not exist" : strerror(-err));
+				return err == -ENOENT ? -ESRCH : err;
+			}
+		}
+		rec->tgt = target__attach(rec->o.pids, rec->o.nr_pids);
+		if (!rec->tgt) {
+			err = -errno;
+			seterr(rec, "cannot watch process %d: %s", rec->o.pids[0], strerror(errno));
+			return err;
+		}
+	} else {
+		rec->tids = malloc(sizeof(pid_t));
+		if (!rec->tids)
+			return -ENOMEM;
+		rec->tids[0] = -1;
+		rec->nr_tids = 1;
+	}
+
+	err = open_events(rec, follow);
+	if (err)
+		return err;
+	err = open_file(rec);
+	if (err)
+		return err;
+
+	{
+		struct wq_opts wo = { .nr_workers = rec->o.nr_readers ? rec->o.nr_readers : rec->nr_cpus,
+				      .scope = rec->o.affinity, .name = "precord-rd" };
+
+		if (wo.nr_workers > rec->nr_cpus)
+			wo.nr_workers = rec->nr_cpus;
+		rec->wq = wq__new(&wo);
+		if (!rec->wq) {
+			err = -errno;
+			seterr(rec, "cannot start the reader threads: %s", strerror(errno));
+			return err;
+		}
+	}
+
+	/* Synthesize before enabling, as perf does: the rings stay empty meanwhile, so a long
+	 * walk of /proc cannot overflow them before the readers run. */
+	err = synthesize(rec, follow);
+	if (err) {
+		seterr(rec, "cannot describe the running processes (from /proc): %s", strerror(-err));
+		return err;
+	}
+
+	{
+		struct readers_opts ro = {
+			.evlist = rec->el,
+			.writer = rec->w,
+			.wq = rec->wq,
+			.nr_readers = wq__nr_workers(rec->wq),
+			.comp_level = rec->o.comp_level,
+			/* lossless: the readers' CPU is taken from the target. Long-distance
+			 * matching costs ~1.2 ms per MiB against ~0.3 without; on the sched_yield
+			 * storm it made the run 8% longer for a file 16% smaller. */
+			.fast_compress = rec->o.lossless,
+			.attr = &rec->attrs[0],
+			/* Not real-time even for --lossless: the watcher (SCHED_FIFO) is what
+			 * reacts to a filling ring, and while the target is paused the readers
+			 * have its CPUs anyway. Real-time readers preempted the target at every
+			 * wakeup: on the sched_yield storm (-F 20000 --switch-events, DWARF,
+			 * -m 64) that added 40% context switches and took the run from 5.5 s
+			 * to 7.5 s, without a lost event less. */
+			.realtime = false,
+			/* lossless: small slices, so fill levels are seen between short compressions */
+			.max_slice = rec->o.lossless ? rec->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4 : 0,
+			.hooks = { rec, rec->ll ? on_task : NULL, rec->ll ? on_fill : NULL },
+		};
+
+		rec->rd = readers__start(&ro);
+		if (!rec->rd) {
+			err = -errno;
+			seterr(rec, "cannot start the reader threads: %s", strerror(errno));
+			return err;
+		}
+	}
+	if (rec->ll) {
+		size_t n = evlist__nr_rings(rec->el);
+
+		rec->rings = calloc(n, sizeof(*rec->rings));
+		if (!rec->rings)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			rec->rings[i] = evlist__ring(rec->el, i);
+		err = lossless__watch(rec->ll, rec->rings, n);
+		if (err) {
+			seterr(rec, "--lossless: cannot start the watcher thread: %s", strerror(-err));
+			return err;
+		}
+	}
+	if (!follow) {
+		err = evlist__enable(rec->el);
+		if (err) {
+			seterr(rec, "cannot enable the events: %s", strerror(-err));
+			return err;
+		}
+	}
+	rec->started = true;
+	clock_gettime(CLOCK_MONOTONIC, &rec->t0);
+	rec->last_sync = rec->t0;
+
+	if (command) {
+		err = target__release(rec->tgt);
+		if (err) {
+			rec->exec_err = -err;
+			seterr(rec, "cannot run '%s': %s%s", rec->o.argv[0], strerror(-err),
+			       err == -ENOENT ? " (is it in PATH?)" : "");
+			return err;
+		}
+	}
+	return 0;
+}
+
+int record__poll(struct record *rec, int timeout_ms)
+{
+	struct timespec now;
+	int r = 0;
+
+	if (rec->tgt) {
+		if (target__ended(rec->tgt, &rec->target_status)) {
+			r = 1;
+		} else {
+			struct pollfd p = { .fd = target__fd(rec->tgt), .events = POLLIN };
+			int n = poll(&p, 1, timeout_ms);
+
+			if (n < 0 && errno == EINTR)
+				r = -EINTR;
+			else if (target__ended(rec->tgt, &rec->target_status))
+				r = 1;
+		}
+	} else {
+		struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+
+		if (nanosleep(&ts, NULL) < 0 && errno == EINTR)
+			r = -EINTR;
+	}
+	if (r == 1 && !rec->target_ended) {
+		rec->target_ended = true;
+		clock_gettime(CLOCK_MONOTONIC, &rec->t_end);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (rec->w && since(&rec->last_sync, &now) >= 0.5) {
+		perf_writer__sync(rec->w);
+		rec->last_sync = now;
+	}
+	return r;
+}
+
+/* PERF_RECORD_LOST_SAMPLES {u64 lost} with a sample_id trailer, one per event and CPU. */
+static int write_lost_samples(struct record *rec)
+{
+	for (size_t a = 0; a < rec->nr_ev; a++) {
+		size_t nids;
+		const uint64_t *ids = evlist__ids(rec->el, a, &nids);
+
+		for (size_t r = 0; r < evlist__nr_rings(rec->el); r++) {
+			uint64_t lost = 0, buf[16];
+			struct perf_event_header *h = (void *)buf;
+			size_t n = 1;
+			uint64_t st = rec->attrs[a].sample_type;
+			uint64_t id = ids[r * rec->nr_tids];
+
+			if (evlist__lost_samples(rec->el, a, r, &lost) < 0 || !lost)
+				continue;
+			rec->lost_samples += lost;
+			buf[n++] = lost;
+			/* trailer: tid, time, id, stream_id, cpu, identifier, in that order */
+			if (st & PERF_SAMPLE_TID)
+				buf[n++] = 0;
+			if (st & PERF_SAMPLE_TIME)
+				buf[n++] = 0;
+			if (st & PERF_SAMPLE_ID)
+				buf[n++] = id;
+			if (st & PERF_SAMPLE_STREAM_ID)
+				buf[n++] = 0;
+			if (st & PERF_SAMPLE_CPU)
+				buf[n++] = (uint64_t)evlist__ring_cpu(rec->el, r);
+			if (st & PERF_SAMPLE_IDENTIFIER)
+				buf[n++] = id;
+			h->type = PERF_RECORD_LOST_SAMPLES;
+			h->misc = 0;
+			h->size = n * 8;
+			struct iovec iov = { buf, n * 8 };
+			int err = perf_writer__append(rec->w, &iov, 1);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int record__stop(struct record *rec)
+{
+	int err = 0, e;
+
+	if (rec->stopped)
+		return 0;
+	rec->stopped = true;
+	if (!rec->started) {
+		lossless__free(rec->ll);
+		rec->ll = NULL;
+		return 0;
+	}
+	if (!rec->target_ended) {
+		clock_gettime(CLOCK_MONOTONIC, &rec->t_end);
+		if (rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
+			/* Recording ends before the command: resume it, then ask it to end. */
+			lossless__release(rec->ll);
+			target__terminate(rec->tgt);
+			if (target__wait(rec->tgt, 2000, &rec->target_status))
+				rec->target_ended = true;
+		}
+	}
+	evlist__disable(rec->el);
+	e = readers__stop(rec->rd);
+	if (e && !err) {
+		err = e;
+		seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
+	}
+	lossless__release(rec->ll);
+	e = write_lost_samples(rec);
+	if (e && !err) {
+		err = e;
+		seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
+	}
+	if (rec->ll) {
+		struct lossless_stats ls;
+		struct pause_stats ps = { 0 };
+		struct timespec end;
+
+		lossless__stats(rec->ll, &ls);
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		ps.pauses = ls.pauses;
+		ps.paused_ns = (uint64_t)(ls.paused_total * 1e9);
+		ps.longest_ns = (uint64_t)(ls.paused_longest * 1e9);
+		ps.recording_ns = (uint64_t)(since(&rec->t0, &end) * 1e9);
+		snprintf(ps.mechanism, sizeof(ps.mechanism), "%s", ls.mechanism ? ls.mechanism : "");
+		ps.by_ring = ls.pauses_by_ring;
+		ps.nr_rings = (uint32_t)ls.nr_rings;
+		pause_stats__write(rec->w, &ps);
+	}
+	e = perf_writer__finalize(rec->w);
+	if (e && !err) {
+		err = e;
+		seterr(rec, "cannot finish %s: %s", rec->o.output, strerror(-e));
+	}
+	return err;
+}
+
+int record__target_status(const struct record *rec)
+{
+	if (!rec->o.argv || !rec->target_ended)
+		return -1;
+	return rec->target_status;
+}
+
+void record__stats(const struct record *rec, struct record_stats *s)
+{
+	struct readers_stats rs = { 0 };
+	struct timespec now;
+
+	memset(s, 0, sizeof(*s));
+	if (rec->rd)
+		readers__stats(rec->rd, &rs);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (rec->started)
+		s->elapsed = since(&rec->t0, rec->stopped || rec->target_ended ? &rec->t_end : &now);
+	s->samples = rs.samples;
+	s->records = rs.records;
+	s->switches = rs.switches;
+	s->lost_records = rs.lost_records;
+	s->lost_events = rs.lost_events;
+	s->lost_samples = rec->lost_samples;
+	s->bytes_read = rs.bytes_read;
+	s->bytes_written = rec->w ? perf_writer__data_size(rec->w) : 0;
+	s->wakeups = rs.wakeups;
+	s->nr_readers = rec->rd ? readers__count(rec->rd) : 0;
+	s->nr_rings = rec->el ? evlist__nr_rings(rec->el) : 0;
+	if (rec->ll) {
+		struct lossless_stats ls;
+
+		lossless__stats(rec->ll, &ls);
+		s->pause_mechanism = ls.mechanism;
+		s->pauses = ls.pauses;
+		s->paused_total = ls.paused_total;
+		s->paused_longest = ls.paused_longest;
+		s->pauses_by_ring = ls.pauses_by_ring;
+		s->pause_error = ls.action_error;
+		s->watcher_looks = ls.looks;
+		for (size_t i = 0; i < ls.nr_rings && i < rec->nr_cpus; i++)
+			s->pause_ring_cpu[i < RECORD_MAX_RING_STATS ? i : RECORD_MAX_RING_STATS - 1] = rec->cpus[i];
+	}
+}
+
+/* Rotation: what a new file needs so that it stands alone. */
+
+static int push_pid(pid_t pid, pid_t **list, size_t *nr, size_t *cap)
+{
+	for (size_t i = 0; i < *nr; i++)
+		if ((*list)[i] == pid)
+			return 0;
+	if (*nr == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		pid_t *t = realloc(*list, nc * sizeof(pid_t));
+
+		if (!t)
+			return -ENOMEM;
+		*list = t;
+		*cap = nc;
+	}
+	(*list)[(*nr)++] = pid;
+	return 0;
+}
+
+/* Add root and its descendants (parents from /proc/N/stat) to the list, each once. */
+static int add_tree(pid_t root, pid_t **list, size_t *nr, size_t *cap)
+{
+	_cleanup_free_ pid_t *all = NULL;   /* pid, ppid pairs */
+	_cleanup_free_ pid_t *queue = NULL;
+	size_t n = 0, acap = 0, qh = 0, qt = 0;
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *rp;
+		FILE *f;
+		int pp;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* the comm may hold spaces and parentheses: the state follows the last ')' */
+		rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (!rp || sscanf(rp + 1, " %*c %d", &pp) != 1)
+			continue;
+		if (n == acap) {
+			size_t nc = acap ? acap * 2 : 512;
+			pid_t *a = realloc(all, nc * 2 * sizeof(pid_t));
+
+			if (!a) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			all = a;
+			acap = nc;
+		}
+		all[2 * n] = atoi(de->d_name);
+		all[2 * n + 1] = pp;
+		n++;
+	}
+	closedir(d);
+	queue = malloc((n + 1) * sizeof(pid_t));
+	if (!queue)
+		return -ENOMEM;
+	queue[qt++] = root;
+	while (qh < qt) {
+		pid_t cur = queue[qh++];
+
+		err = push_pid(cur, list, nr, cap);
+		if (err)
+			return err;
+		for (size_t j = 0; j < n && qt <= n; j++)
+			if (all[2 * j + 1] == cur && all[2 * j] != cur)
+				queue[qt++] = all[2 * j];
+	}
+	return 0;
+}
+
+/* What a new file must describe before ring data: the kernel map and, for -a every process,
+ * else the target processes with their descendants as they are now. */
+static int synthesize_again(struct record *rec)
+{
+	size_t nids, nr = 0, cap = 0;
+	const uint64_t *ids = evlist__ids(rec->el, 0, &nids);
+	struct synth_opts so = {
+		.attr = &rec->attrs[0],
+		.id = ids[0],
+		.cpu = (uint32_t)rec->cpus[0],
+		.wq = NULL, /* the workqueue's workers are the readers: they never return */
+	};
+	_cleanup_free_ pid_t *pids = NULL;
+	int err;
+
+	if (rec->kmmap)
+		err = synth_emit(rec, rec->kmmap, rec->kmmap_len);
+	else
+		err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
+	if (err && err != -EACCES && err != -ENOENT)
+		return err;
+	if (rec->o.system_wide)
+		return synthesize__all(&so, synth_emit, rec, NULL);
+	if (rec->tgt && rec->o.argv && rec->o.argv[0]) {
+		err = add_tree(target__pid(rec->tgt), &pids, &nr, &cap);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < rec->o.nr_pids; i++) {
+		err = add_tree(rec->o.pids[i], &pids, &nr, &cap);
+		if (err)
+			return err;
+	}
+	return nr ? synthesize__pids(&so, pids, nr, synth_emit, rec, NULL) : 0;
+}
+
+int record__rotate(struct record *rec, const char *new_path)
+{
+	struct perf_writer *old = rec->w;
+	const char *old_path = rec->o.output;
+	_cleanup_free_ char *path = strdup(new_path);
+	int err;
+
+	if (!path)
+		return -ENOMEM;
+	if (!rec->started || rec->stopped) {
+		seterr(rec, "cannot rotate: not recording");
+		return -EINVAL;
+	}
+	rec->o.output = path;
+	err = open_file(rec);   /* sets rec->w, or the error */
+	if (err) {
+		rec->w = old;
+		rec->o.output = old_path;
+		return err;
+	}
+	/* Before the swap, so the new file's time-0 records precede all of its ring data. A task
+	 * that starts during this walk is described only in the old file. */
+	err = synthesize_again(rec);
+	/* the header claims the synthesized part at once: a kill now leaves a readable file */
+	if (!err)
+		err = perf_writer__sync(rec->w);
+	if (!err)
+		err = readers__swap_writer(rec->rd, rec->w);
+	if (err) {
+		seterr(rec, "cannot start %s: %s", path, strerror(-err));
+		perf_writer__free(rec->w);
+		unlink(path);
+		rec->w = old;
+		rec->o.output = old_path;
+		return err;
+	}
+	free(rec->rotated_output);
+	rec->rotated_output = TAKE_PTR(path);
+	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	/* all the old file's data first, so a kill while the features are written loses none */
+	perf_writer__sync(old);
+	err = perf_writer__finalize(old);
+	if (err)
+		seterr(rec, "cannot finish %s: %s", old_path, strerror(-err));
+	perf_writer__free(old);
+	return err;
+}
+
+int record__sync(struct record *rec)
+{
+	if (!rec->w || rec->stopped)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	return perf_writer__sync(rec->w);
+}

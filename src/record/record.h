@@ -1,0 +1,112 @@
+/* A recording session: the object precord's CLI and precordd both drive. It owns the events,
+ * the rings, the reader pool, the file and the target; callers only say what to record and
+ * when to stop. Lifecycle: new -> start -> poll... -> stop -> free. */
+#ifndef PRECORD_RECORD_H
+#define PRECORD_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/topology.h"
+
+enum callgraph_mode { CALLGRAPH_DWARF, CALLGRAPH_FP, CALLGRAPH_NONE };
+
+struct record_opts {
+	const char *output;            /* default "perf.data" */
+	const char *events;            /* comma-separated; default "cycles" */
+	uint64_t freq;                 /* samples/s per event (used when period is 0) */
+	uint64_t period;               /* fixed period (-c) */
+	enum callgraph_mode callgraph;
+	uint32_t stack_size;           /* DWARF stack copy bytes, multiple of 8, <= 65528 */
+	size_t mmap_pages;             /* data pages per CPU ring, power of two; 0: 2 MiB with
+					* DWARF stacks (a sample is ~8 KiB), else 512 KiB */
+	int comp_level;                /* 0: no compression */
+	bool switch_events;
+	unsigned int nr_readers;       /* 0: one per CPU recorded */
+	enum topo_scope affinity;
+	bool system_wide;              /* -a */
+	const char *cpu_list;          /* -C */
+	const pid_t *pids;             /* -p */
+	size_t nr_pids;
+	char *const *argv;             /* command, NULL-terminated */
+	int cmdline_argc;              /* precord's own command line, for the CMDLINE feature */
+	char *const *cmdline_argv;
+	bool lossless;
+	unsigned int high_permille;    /* lossless watermarks */
+	unsigned int low_permille;
+	bool keep_old;                 /* rename an existing output to .old (default true) */
+	/* One-line notices (event fallback, ...), called from the caller's thread. May be NULL. */
+	void (*notice)(void *ctx, const char *msg);
+	void *notice_ctx;
+};
+
+#define RECORD_MAX_RING_STATS 256
+
+struct record_stats {
+	double elapsed;                /* seconds since the target started */
+	uint64_t samples, records, switches;
+	uint64_t lost_records, lost_events; /* kernel PERF_RECORD_LOST */
+	uint64_t lost_samples;         /* PERF_FORMAT_LOST at the end */
+	uint64_t bytes_read, bytes_written;
+	uint64_t wakeups;
+	unsigned int nr_readers, nr_rings;
+	/* lossless */
+	const char *pause_mechanism;   /* NULL unless lossless */
+	uint64_t pauses;
+	double paused_total, paused_longest; /* seconds */
+	const uint64_t *pauses_by_ring; /* nr_rings counters (valid while the session lives) */
+	int pause_ring_cpu[RECORD_MAX_RING_STATS]; /* the CPU of each ring */
+	int pause_error;               /* first failure to pause or resume (-errno) */
+	uint64_t watcher_looks;        /* --lossless: the watcher's looks at the rings */
+};
+
+struct record;
+
+/* Validate opts and prepare (events parsed, CPUs chosen). Returns NULL with errno set; the
+ * reason, naming the thing and the remedy, is in *ret_msg (static or malloc'd: free it). */
+struct record *record__new(const struct record_opts *opts, char **ret_msg);
+
+/* Open events and the file, synthesize what already runs, start the readers and, for a
+ * command, let it exec. Returns 0 or -errno; record__error() says what failed and why.
+ * -ENOENT/-EACCES from exec of the command are returned as such (exit codes 127/126). */
+int record__start(struct record *rec);
+
+/* Wait up to timeout_ms for the target to end, keeping the file's header up to date. Returns
+ * 1 when the target has ended (or never ends: -a with no command returns 0 until stopped),
+ * 0 on timeout, -EINTR when a signal interrupted the wait. */
+int record__poll(struct record *rec, int timeout_ms);
+
+void record__stats(const struct record *rec, struct record_stats *ret);
+
+/* End the recording: a command still running is sent SIGTERM (as perf does), events are
+ * disabled, rings drained, lost counts written, the file finalized. Idempotent. Returns 0 or
+ * -errno (record__error() says what). */
+int record__stop(struct record *rec);
+
+/* Continue in a new file at new_path without stopping the events: the new file gets the same
+ * attrs and ids and a fresh description of what runs (every process for -a, else the targets
+ * and their descendants), then the readers switch to it between passes and the old file is
+ * finalized. Each record lands in exactly one file. Returns 0; -EINVAL when not recording;
+ * -errno of creating or describing the new file (recording goes on in the old one, the new
+ * file is removed); or -errno of finalizing the old one (recording goes on in the new one).
+ * record__error() says what. record_stats.bytes_written then counts the new file. */
+int record__rotate(struct record *rec, const char *new_path);
+
+/* Bring the file's header up to what has been written (record__poll does so every half
+ * second), so that a kill loses nothing written before. Returns 0 or -errno. */
+int record__sync(struct record *rec);
+
+/* The command's wait status (valid after it ended); -1 if there is no command. */
+int record__target_status(const struct record *rec);
+
+/* The command's exec failure (ENOENT, EACCES, ...) when record__start failed for that; else 0. */
+int record__exec_error(const struct record *rec);
+
+/* The last failure, with context; "" if none. */
+const char *record__error(const struct record *rec);
+
+void record__free(struct record *rec);
+
+#endif

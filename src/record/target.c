@@ -1,0 +1,287 @@
+/* Starting the profiled command: fork, then the child waits on a pipe until the recorder has
+ * opened its events and placed it; a CLOEXEC status pipe tells the parent whether exec worked
+ * (EOF: it did; an int errno: it did not). Ends are watched through pidfds. */
+#include "record/target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+struct target {
+	pid_t child;        /* > 0: a command we forked */
+	int go_fd;          /* write end: release the child */
+	int status_fd;      /* read end: exec's errno or EOF */
+	bool ended;
+	int status;
+	size_t nr_pids;
+	pid_t *pids;
+	int *pidfds;        /* one per watched pid */
+	int efd;            /* readable when everything has ended (pidfd of child / first alive) */
+};
+
+static int pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+void target__free(struct target *t)
+{
+	if (!t)
+		return;
+	if (t->child > 0 && t->go_fd >= 0) {
+		/* Never released: the held child must not run the command. */
+		kill(t->child, SIGKILL);
+		waitpid(t->child, NULL, 0);
+	}
+	if (t->go_fd >= 0)
+		close(t->go_fd);
+	if (t->status_fd >= 0)
+		close(t->status_fd);
+	if (t->pidfds)
+		for (size_t i = 0; i < t->nr_pids; i++)
+			if (t->pidfds[i] >= 0)
+				close(t->pidfds[i]);
+	free(t->pidfds);
+	free(t->pids);
+	free(t);
+}
+
+static struct target *target_alloc(size_t nr)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->go_fd = t->status_fd = -1;
+	t->nr_pids = nr;
+	t->pids = calloc(nr, sizeof(pid_t));
+	t->pidfds = malloc(nr * sizeof(int));
+	if (!t->pids || !t->pidfds) {
+		target__free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < nr; i++)
+		t->pidfds[i] = -1;
+	return t;
+}
+
+int target__check_command(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	bool denied = false;
+
+	if (!cmd || !*cmd)
+		return -ENOENT;
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0 ? 0 : (errno == ENOENT ? -ENOENT : -EACCES);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchrnul(path, ':');
+		char buf[4096];
+		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path), end == path ? "." : path, cmd);
+
+		if (end == path)
+			n = snprintf(buf, sizeof(buf), "./%s", cmd);
+		if (n > 0 && (size_t)n < sizeof(buf)) {
+			if (access(buf, X_OK) == 0)
+				return 0;
+			if (errno == EACCES && access(buf, F_OK) == 0)
+				denied = true;
+		}
+		path = *end ? end + 1 : end;
+	}
+	return denied ? -EACCES : -ENOENT;
+}
+
+struct target *target__fork_held(char *const argv[])
+{
+	int go[2], st[2];
+	struct target *t;
+	pid_t pid;
+
+	if (!argv || !argv[0]) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = target_alloc(1);
+	if (!t)
+		return NULL;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		target__free(t);
+		return NULL;
+	}
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(go[0]);
+		close(go[1]);
+		target__free(t);
+		errno = e;
+		return NULL;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(go[0]);
+		close(go[1]);
+		close(st[0]);
+		close(st[1]);
+		target__free(t);
+		errno = e;
+		return NULL;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(st[0]);
+		/* Default dispositions for the command, whatever the recorder set. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up before releasing us */
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(st[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	close(st[1]);
+	t->child = pid;
+	t->go_fd = go[1];
+	t->status_fd = st[0];
+	t->pids[0] = pid;
+	t->pidfds[0] = pidfd_open(pid);
+	if (t->pidfds[0] < 0) {
+		int e = errno;
+		target__free(t);
+		errno = e;
+		return NULL;
+	}
+	return t;
+}
+
+struct target *target__attach(const pid_t *pids, size_t nr)
+{
+	struct target *t;
+
+	if (!nr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = target_alloc(nr);
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < nr; i++) {
+		t->pids[i] = pids[i];
+		t->pidfds[i] = pidfd_open(pids[i]);
+		if (t->pidfds[i] < 0) {
+			int e = errno;
+			target__free(t);
+			errno = e;
+			return NULL;
+		}
+	}
+	return t;
+}
+
+pid_t target__pid(const struct target *t)
+{
+	return t->pids[0];
+}
+
+int target__release(struct target *t)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (t->child <= 0 || t->go_fd < 0)
+		return -EINVAL;
+	if (write(t->go_fd, "x", 1) != 1)
+		return -errno;
+	close(t->go_fd);
+	t->go_fd = -1;
+	do
+		n = read(t->status_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(t->status_fd);
+	t->status_fd = -1;
+	if (n == (ssize_t)sizeof(e))
+		return -e;
+	return 0;
+}
+
+int target__fd(const struct target *t)
+{
+	/* For several pids the caller polls each; the first is the one that matters for
+	 * commands. Attached pids are checked in target__ended. */
+	return t->pidfds[0];
+}
+
+static bool pidfd_exited(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+bool target__ended(struct target *t, int *ret_status)
+{
+	if (t->ended)
+		goto done;
+	if (t->child > 0) {
+		int st;
+		pid_t r = waitpid(t->child, &st, WNOHANG);
+
+		if (r == t->child) {
+			t->ended = true;
+			t->status = st;
+		}
+	} else {
+		bool all = true;
+
+		for (size_t i = 0; i < t->nr_pids; i++)
+			if (!pidfd_exited(t->pidfds[i]))
+				all = false;
+		t->ended = all;
+	}
+done:
+	if (t->ended && ret_status)
+		*ret_status = t->status;
+	return t->ended;
+}
+
+void target__terminate(struct target *t)
+{
+	if (t->child > 0 && !t->ended)
+		kill(t->child, SIGTERM);
+}
+
+bool target__wait(struct target *t, int timeout_ms, int *ret_status)
+{
+	for (int waited = 0;; waited += 10) {
+		if (target__ended(t, ret_status))
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		struct pollfd p = { .fd = t->pidfds[0], .events = POLLIN };
+		poll(&p, 1, 10);
+	}
+}
