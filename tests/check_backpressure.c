@@ -10,136 +10,136 @@
 
 START_TEST(test_new_validates)
 {
-	struct bp *bp;
+	struct backpressure *bp;
 
 	errno = 0;
-	ck_assert_ptr_null(bp__new(0, 800, 500));
+	ck_assert_ptr_null(backpressure__new(0, 800, 500));
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_ptr_null(bp__new(4, 500, 500));
-	ck_assert_ptr_null(bp__new(4, 500, 600));
-	ck_assert_ptr_null(bp__new(4, 1000, 500));
-	ck_assert_ptr_null(bp__new(4, 800, 0));
-	bp = bp__new(1, 999, 998);
+	ck_assert_ptr_null(backpressure__new(4, 500, 500));
+	ck_assert_ptr_null(backpressure__new(4, 500, 600));
+	ck_assert_ptr_null(backpressure__new(4, 1000, 500));
+	ck_assert_ptr_null(backpressure__new(4, 800, 0));
+	bp = backpressure__new(1, 999, 998);
 	ck_assert_ptr_nonnull(bp);
-	ck_assert_int_eq(bp__report(bp, 1, 0, 0), -EINVAL);
-	ck_assert_uint_eq(bp__ring_pauses(bp, 7), 0);
-	bp__free(bp);
-	bp__free(NULL);
+	ck_assert_int_eq(backpressure__report(bp, 1, 0, 0), -EINVAL);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 7), 0);
+	backpressure__free(bp);
+	backpressure__free(NULL);
 }
 END_TEST
 
 START_TEST(test_hysteresis_one_ring)
 {
-	struct bp *bp = bp__new(1, 750, 250);
+	struct backpressure *bp = backpressure__new(1, 750, 250);
 
-	ck_assert_int_eq(bp__report(bp, 0, 100, 1), BP_NONE);
-	ck_assert_int_eq(bp__report(bp, 0, 500, 2), BP_NONE);
-	ck_assert_int_eq(bp__report(bp, 0, 750, 3), BP_NONE); /* at the mark is not above it */
-	ck_assert(!bp__paused(bp));
-	ck_assert_int_eq(bp__report(bp, 0, 751, 4), BP_PAUSE);
-	ck_assert(bp__paused(bp));
-	ck_assert_int_eq(bp__report(bp, 0, 900, 5), BP_NONE);
-	ck_assert_int_eq(bp__report(bp, 0, 500, 6), BP_NONE); /* between the marks: stay paused */
-	ck_assert_int_eq(bp__report(bp, 0, 250, 7), BP_NONE); /* at the low mark is not below it */
-	ck_assert(bp__paused(bp));
-	ck_assert_int_eq(bp__report(bp, 0, 249, 8), BP_RESUME);
-	ck_assert(!bp__paused(bp));
-	ck_assert_int_eq(bp__report(bp, 0, 600, 9), BP_NONE); /* between: stay running */
-	ck_assert_int_eq(bp__report(bp, 0, 5000, 10), BP_PAUSE); /* clamped, still above */
-	ck_assert_uint_eq(bp__ring_fill(bp, 0), 1000);
-	bp__free(bp);
+	ck_assert_int_eq(backpressure__report(bp, 0, 100, 1), BACKPRESSURE_NONE);
+	ck_assert_int_eq(backpressure__report(bp, 0, 500, 2), BACKPRESSURE_NONE);
+	ck_assert_int_eq(backpressure__report(bp, 0, 750, 3), BACKPRESSURE_NONE); /* at the mark is not above it */
+	ck_assert(!backpressure__paused(bp));
+	ck_assert_int_eq(backpressure__report(bp, 0, 751, 4), BACKPRESSURE_PAUSE);
+	ck_assert(backpressure__paused(bp));
+	ck_assert_int_eq(backpressure__report(bp, 0, 900, 5), BACKPRESSURE_NONE);
+	ck_assert_int_eq(backpressure__report(bp, 0, 500, 6), BACKPRESSURE_NONE); /* between the marks: stay paused */
+	ck_assert_int_eq(backpressure__report(bp, 0, 250, 7), BACKPRESSURE_NONE); /* at the low mark is not below it */
+	ck_assert(backpressure__paused(bp));
+	ck_assert_int_eq(backpressure__report(bp, 0, 249, 8), BACKPRESSURE_RESUME);
+	ck_assert(!backpressure__paused(bp));
+	ck_assert_int_eq(backpressure__report(bp, 0, 600, 9), BACKPRESSURE_NONE); /* between: stay running */
+	ck_assert_int_eq(backpressure__report(bp, 0, 5000, 10), BACKPRESSURE_PAUSE); /* clamped, still above */
+	ck_assert_uint_eq(backpressure__ring_fill(bp, 0), 1000);
+	backpressure__free(bp);
 }
 END_TEST
 
 START_TEST(test_several_rings)
 {
-	struct bp *bp = bp__new(3, 800, 200);
+	struct backpressure *bp = backpressure__new(3, 800, 200);
 
-	ck_assert_int_eq(bp__report(bp, 0, 500, 1), BP_NONE);
-	ck_assert_int_eq(bp__report(bp, 1, 900, 2), BP_PAUSE); /* any ring above high */
-	ck_assert_int_eq(bp__report(bp, 2, 950, 3), BP_NONE);  /* already paused */
-	ck_assert_int_eq(bp__report(bp, 1, 100, 4), BP_NONE);  /* ring 0 and 2 not drained */
-	ck_assert_int_eq(bp__report(bp, 2, 100, 5), BP_NONE);  /* ring 0 still at 500 */
-	ck_assert(bp__paused(bp));
-	ck_assert_int_eq(bp__report(bp, 0, 199, 6), BP_RESUME); /* all below low */
-	ck_assert_int_eq(bp__report(bp, 2, 850, 7), BP_PAUSE);
-	ck_assert_uint_eq(bp__ring_pauses(bp, 0), 0);
-	ck_assert_uint_eq(bp__ring_pauses(bp, 1), 1);
-	ck_assert_uint_eq(bp__ring_pauses(bp, 2), 1);
-	bp__free(bp);
+	ck_assert_int_eq(backpressure__report(bp, 0, 500, 1), BACKPRESSURE_NONE);
+	ck_assert_int_eq(backpressure__report(bp, 1, 900, 2), BACKPRESSURE_PAUSE); /* any ring above high */
+	ck_assert_int_eq(backpressure__report(bp, 2, 950, 3), BACKPRESSURE_NONE);  /* already paused */
+	ck_assert_int_eq(backpressure__report(bp, 1, 100, 4), BACKPRESSURE_NONE);  /* ring 0 and 2 not drained */
+	ck_assert_int_eq(backpressure__report(bp, 2, 100, 5), BACKPRESSURE_NONE);  /* ring 0 still at 500 */
+	ck_assert(backpressure__paused(bp));
+	ck_assert_int_eq(backpressure__report(bp, 0, 199, 6), BACKPRESSURE_RESUME); /* all below low */
+	ck_assert_int_eq(backpressure__report(bp, 2, 850, 7), BACKPRESSURE_PAUSE);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 0), 0);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 1), 1);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 2), 1);
+	backpressure__free(bp);
 }
 END_TEST
 
 /* Fill jitters around each mark: only the crossing of the opposite mark may act. */
 START_TEST(test_no_flapping)
 {
-	struct bp *bp = bp__new(2, 700, 300);
+	struct backpressure *bp = backpressure__new(2, 700, 300);
 	int pauses = 0, resumes = 0;
 
 	for (int i = 0; i < 1000; i++) {
-		int a = bp__report(bp, 0, (i & 1) ? 699 : 701, i);
+		int a = backpressure__report(bp, 0, (i & 1) ? 699 : 701, i);
 
-		pauses += a == BP_PAUSE;
-		resumes += a == BP_RESUME;
+		pauses += a == BACKPRESSURE_PAUSE;
+		resumes += a == BACKPRESSURE_RESUME;
 	}
 	ck_assert_int_eq(pauses, 1);
 	ck_assert_int_eq(resumes, 0);
 	for (int i = 0; i < 1000; i++) {
-		int a = bp__report(bp, 0, (i & 1) ? 299 : 301, 1000 + i);
+		int a = backpressure__report(bp, 0, (i & 1) ? 299 : 301, 1000 + i);
 
-		pauses += a == BP_PAUSE;
-		resumes += a == BP_RESUME;
+		pauses += a == BACKPRESSURE_PAUSE;
+		resumes += a == BACKPRESSURE_RESUME;
 	}
 	ck_assert_int_eq(pauses, 1);
 	ck_assert_int_eq(resumes, 1);
 	/* Ring 1 wobbles above high while ring 0 wobbles around low: one pause, stays paused. */
 	for (int i = 0; i < 1000; i++) {
-		int a = bp__report(bp, i & 1, (i & 1) ? 990 : ((i & 2) ? 299 : 301), 2000 + i);
+		int a = backpressure__report(bp, i & 1, (i & 1) ? 990 : ((i & 2) ? 299 : 301), 2000 + i);
 
-		pauses += a == BP_PAUSE;
-		resumes += a == BP_RESUME;
+		pauses += a == BACKPRESSURE_PAUSE;
+		resumes += a == BACKPRESSURE_RESUME;
 	}
 	ck_assert_int_eq(pauses, 2);
 	ck_assert_int_eq(resumes, 1);
-	bp__free(bp);
+	backpressure__free(bp);
 }
 END_TEST
 
 START_TEST(test_accounting)
 {
-	struct bp *bp = bp__new(2, 800, 200);
-	struct bp_stats s;
+	struct backpressure *bp = backpressure__new(2, 800, 200);
+	struct backpressure_stats s;
 
-	bp__stats(bp, 50, &s);
+	backpressure__stats(bp, 50, &s);
 	ck_assert_uint_eq(s.nr_pauses, 0);
 	ck_assert_uint_eq(s.last_pause_start_ns, 0);
 	ck_assert(!s.paused);
 
-	ck_assert_int_eq(bp__report(bp, 0, 900, 100), BP_PAUSE);
-	ck_assert_int_eq(bp__report(bp, 0, 100, 300), BP_RESUME);
-	ck_assert_int_eq(bp__report(bp, 1, 900, 1000), BP_PAUSE);
-	bp__stats(bp, 1400, &s); /* counts the pause in progress */
+	ck_assert_int_eq(backpressure__report(bp, 0, 900, 100), BACKPRESSURE_PAUSE);
+	ck_assert_int_eq(backpressure__report(bp, 0, 100, 300), BACKPRESSURE_RESUME);
+	ck_assert_int_eq(backpressure__report(bp, 1, 900, 1000), BACKPRESSURE_PAUSE);
+	backpressure__stats(bp, 1400, &s); /* counts the pause in progress */
 	ck_assert(s.paused);
 	ck_assert_uint_eq(s.nr_pauses, 2);
 	ck_assert_uint_eq(s.paused_ns, 200 + 400);
 	ck_assert_uint_eq(s.longest_pause_ns, 400);
 	ck_assert_uint_eq(s.last_pause_start_ns, 1000);
-	ck_assert_int_eq(bp__report(bp, 1, 0, 1500), BP_RESUME);
-	ck_assert_int_eq(bp__report(bp, 1, 801, 2000), BP_PAUSE);
-	ck_assert_int_eq(bp__report(bp, 1, 10, 2050), BP_RESUME);
+	ck_assert_int_eq(backpressure__report(bp, 1, 0, 1500), BACKPRESSURE_RESUME);
+	ck_assert_int_eq(backpressure__report(bp, 1, 801, 2000), BACKPRESSURE_PAUSE);
+	ck_assert_int_eq(backpressure__report(bp, 1, 10, 2050), BACKPRESSURE_RESUME);
 	/* A reader with a slightly earlier clock must not make time negative. */
-	ck_assert_int_eq(bp__report(bp, 0, 900, 3000), BP_PAUSE);
-	ck_assert_int_eq(bp__report(bp, 0, 10, 2990), BP_RESUME);
+	ck_assert_int_eq(backpressure__report(bp, 0, 900, 3000), BACKPRESSURE_PAUSE);
+	ck_assert_int_eq(backpressure__report(bp, 0, 10, 2990), BACKPRESSURE_RESUME);
 
-	bp__stats(bp, 9999, &s);
+	backpressure__stats(bp, 9999, &s);
 	ck_assert(!s.paused);
 	ck_assert_uint_eq(s.nr_pauses, 4);
 	ck_assert_uint_eq(s.paused_ns, 200 + 500 + 50 + 0);
 	ck_assert_uint_eq(s.longest_pause_ns, 500);
 	ck_assert_uint_eq(s.last_pause_start_ns, 3000);
-	ck_assert_uint_eq(bp__ring_pauses(bp, 0) + bp__ring_pauses(bp, 1), s.nr_pauses);
-	ck_assert_uint_eq(bp__ring_pauses(bp, 0), 2);
-	bp__free(bp);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 0) + backpressure__ring_pauses(bp, 1), s.nr_pauses);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 0), 2);
+	backpressure__free(bp);
 }
 END_TEST
 
@@ -148,7 +148,7 @@ END_TEST
 #define LOG_MAX (2 * NR_THREADS * NR_REPORTS + 2)
 
 struct conc {
-	struct bp *bp;
+	struct backpressure *bp;
 	int rings_per_thread;
 	bool shared_rings; /* all threads report on all rings, not only their own */
 	/* the callback's log, in transition order (written under the controller's lock) */
@@ -162,7 +162,7 @@ struct worker {
 	long pauses, resumes;
 };
 
-static void log_action(void *ctx, enum bp_action a, unsigned int ring, uint64_t now)
+static void log_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
 	struct conc *c = ctx;
 
@@ -182,11 +182,11 @@ static void *reporter(void *arg)
 		unsigned int r = rand_r(&seed) % 100, fill;
 
 		fill = r < 60 ? r : r < 85 ? 500 : 950;
-		int a = bp__report(w->c->bp, ring, fill, (uint64_t)i);
+		int a = backpressure__report(w->c->bp, ring, fill, (uint64_t)i);
 
 		ck_assert_int_ge(a, 0);
-		w->pauses += a == BP_PAUSE;
-		w->resumes += a == BP_RESUME;
+		w->pauses += a == BACKPRESSURE_PAUSE;
+		w->resumes += a == BACKPRESSURE_RESUME;
 	}
 	return NULL;
 }
@@ -198,12 +198,12 @@ static void run_concurrent(bool shared_rings)
 	pthread_t t[NR_THREADS];
 	long pauses = 0, resumes = 0;
 	unsigned int nr = NR_THREADS * c.rings_per_thread;
-	struct bp_stats s;
+	struct backpressure_stats s;
 
-	c.bp = bp__new(nr, 800, 100);
+	c.bp = backpressure__new(nr, 800, 100);
 	c.log = malloc(LOG_MAX);
 	ck_assert_ptr_nonnull(c.log);
-	bp__set_action_fn(c.bp, log_action, &c);
+	backpressure__set_action_fn(c.bp, log_action, &c);
 	for (int i = 0; i < NR_THREADS; i++) {
 		w[i].c = &c;
 		w[i].id = i;
@@ -219,39 +219,39 @@ static void run_concurrent(bool shared_rings)
 	bool any_over = false, all_low = true;
 
 	for (unsigned int r = 0; r < nr; r++) {
-		any_over |= bp__ring_fill(c.bp, r) > 800;
-		all_low &= bp__ring_fill(c.bp, r) < 100;
+		any_over |= backpressure__ring_fill(c.bp, r) > 800;
+		all_low &= backpressure__ring_fill(c.bp, r) < 100;
 	}
 	if (any_over)
-		ck_assert(bp__paused(c.bp));
+		ck_assert(backpressure__paused(c.bp));
 	if (all_low)
-		ck_assert(!bp__paused(c.bp));
+		ck_assert(!backpressure__paused(c.bp));
 
 	/* Drain everything: the last pause, if any, is closed. */
 	for (unsigned int r = 0; r < nr; r++) {
-		int a = bp__report(c.bp, r, 0, NR_REPORTS);
+		int a = backpressure__report(c.bp, r, 0, NR_REPORTS);
 
-		resumes += a == BP_RESUME;
-		pauses += a == BP_PAUSE;
+		resumes += a == BACKPRESSURE_RESUME;
+		pauses += a == BACKPRESSURE_PAUSE;
 	}
-	ck_assert(!bp__paused(c.bp));
+	ck_assert(!backpressure__paused(c.bp));
 	ck_assert_int_gt(pauses, 100);
 	ck_assert_int_eq(pauses, resumes);
 
 	/* The callback saw the same transitions, strictly alternating, starting with a pause. */
 	ck_assert_uint_eq(c.nr_log, (size_t)(pauses + resumes));
 	for (size_t i = 0; i < c.nr_log; i++)
-		ck_assert_int_eq(c.log[i], (i & 1) ? BP_RESUME : BP_PAUSE);
+		ck_assert_int_eq(c.log[i], (i & 1) ? BACKPRESSURE_RESUME : BACKPRESSURE_PAUSE);
 
-	bp__stats(c.bp, NR_REPORTS, &s);
+	backpressure__stats(c.bp, NR_REPORTS, &s);
 	ck_assert_uint_eq(s.nr_pauses, (uint64_t)pauses);
 	uint64_t sum = 0;
 
 	for (unsigned int r = 0; r < nr; r++)
-		sum += bp__ring_pauses(c.bp, r);
+		sum += backpressure__ring_pauses(c.bp, r);
 	ck_assert_uint_eq(sum, s.nr_pauses);
 	free(c.log);
-	bp__free(c.bp);
+	backpressure__free(c.bp);
 }
 
 START_TEST(test_concurrent_own_rings)

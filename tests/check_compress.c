@@ -1,6 +1,6 @@
 /* Tests of the zstd record compressor, read back exactly the way perf 6.1 reads: one
  * ZSTD_DStream for the whole file, each COMPRESSED record's payload given to it in one call with
- * ZCOMP_MAX_DECOMPRESSED bytes of output space after the previous record's unparsed remainder,
+ * COMPRESS_MAX_DECOMPRESSED bytes of output space after the previous record's unparsed remainder,
  * whole records parsed out and the rest carried over. */
 #include <check.h>
 #include <errno.h>
@@ -49,7 +49,7 @@ static void bytes_free(struct bytes *b)
 struct preader {
 	ZSTD_DStream *ds;
 	int raw;              /* the input is not records: keep decompressed bytes as they come */
-	uint8_t *buf;         /* remainder + ZCOMP_MAX_DECOMPRESSED, as perf sizes its buffer */
+	uint8_t *buf;         /* remainder + COMPRESS_MAX_DECOMPRESSED, as perf sizes its buffer */
 	size_t rem;           /* bytes of a split record carried over at buf[0] */
 	size_t max_rem;
 	size_t max_out;       /* most bytes one record decompressed to */
@@ -65,7 +65,7 @@ static void preader_init(struct preader *rd, int raw)
 	ck_assert_ptr_nonnull(rd->ds);
 	ck_assert(!ZSTD_isError(ZSTD_initDStream(rd->ds)));
 	/* A remainder is less than one record (< 64 KiB). */
-	rd->buf = malloc(65536 + ZCOMP_MAX_DECOMPRESSED);
+	rd->buf = malloc(65536 + COMPRESS_MAX_DECOMPRESSED);
 	ck_assert_ptr_nonnull(rd->buf);
 }
 
@@ -80,7 +80,7 @@ static void preader_fini(struct preader *rd)
 static int preader_compressed(struct preader *rd, const struct perf_event_header *h)
 {
 	ZSTD_inBuffer in = { (const uint8_t *)h + 8, h->size - 8u, 0 };
-	ZSTD_outBuffer out = { rd->buf + rd->rem, ZCOMP_MAX_DECOMPRESSED, 0 };
+	ZSTD_outBuffer out = { rd->buf + rd->rem, COMPRESS_MAX_DECOMPRESSED, 0 };
 	size_t r, total, off = 0;
 
 	rd->compressed++;
@@ -204,10 +204,10 @@ static void add_finished_round(struct bytes *file, struct bytes *expect)
 	bytes_add(expect, &h, 8);
 }
 
-static void compress_into(struct zcomp *z, const void *src, size_t len, struct bytes *file)
+static void compress_into(struct compress *z, const void *src, size_t len, struct bytes *file)
 {
 	const void *out = NULL;
-	ssize_t n = zcomp__compress(z, src, len, &out);
+	ssize_t n = compress__compress(z, src, len, &out);
 
 	ck_assert_int_gt(n, 0);
 	ck_assert_ptr_nonnull(out);
@@ -239,7 +239,7 @@ START_TEST(test_roundtrip_two_compressors)
 {
 	static const size_t sizes[] = { 8,     24,    4096,  61440, 61448, 65528, 70000, 122880,
 					200000, 8,    1048576, 30000, 65536, 131072, 999992, 64 };
-	struct zcomp *z[2] = { zcomp__new(1), zcomp__new(5) };
+	struct compress *z[2] = { compress__new(1), compress__new(5) };
 	struct bytes file = { 0 }, expect = { 0 };
 	struct preader rd;
 	unsigned int chunks = 0;
@@ -270,8 +270,8 @@ START_TEST(test_roundtrip_two_compressors)
 	preader_fini(&rd);
 	bytes_free(&file);
 	bytes_free(&expect);
-	zcomp__free(z[0]);
-	zcomp__free(z[1]);
+	compress__free(z[0]);
+	compress__free(z[1]);
 }
 END_TEST
 
@@ -279,7 +279,7 @@ END_TEST
  * together. Checked so that the contract stays true of the library we link. */
 START_TEST(test_roundtrip_record_interleave_breaks)
 {
-	struct zcomp *a = zcomp__new(1), *b = zcomp__new(1);
+	struct compress *a = compress__new(1), *b = compress__new(1);
 	struct bytes ca = { 0 }, cb = { 0 }, fa = { 0 }, fb = { 0 }, file = { 0 }, expect = { 0 };
 	struct preader rd;
 	size_t la, lb;
@@ -312,8 +312,8 @@ START_TEST(test_roundtrip_record_interleave_breaks)
 	bytes_free(&fb);
 	bytes_free(&file);
 	bytes_free(&expect);
-	zcomp__free(a);
-	zcomp__free(b);
+	compress__free(a);
+	compress__free(b);
 }
 END_TEST
 
@@ -321,7 +321,7 @@ END_TEST
 
 START_TEST(test_edge_incompressible)
 {
-	struct zcomp *z = zcomp__new(3);
+	struct compress *z = compress__new(3);
 	struct bytes src = { 0 }, file = { 0 };
 	struct preader rd;
 	unsigned int n;
@@ -334,7 +334,7 @@ START_TEST(test_edge_incompressible)
 	}
 	compress_into(z, src.p, src.len, &file);
 	n = count_records(file.p, file.len);
-	ck_assert_uint_ge(n, (1 << 20) / ZCOMP_MAX_DECOMPRESSED + 1);
+	ck_assert_uint_ge(n, (1 << 20) / COMPRESS_MAX_DECOMPRESSED + 1);
 	/* Bounded expansion: per record a header, padding and a few block headers. */
 	ck_assert_uint_le(file.len, src.len + n * 64 + 64);
 
@@ -346,20 +346,20 @@ START_TEST(test_edge_incompressible)
 	preader_fini(&rd);
 	bytes_free(&src);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
 START_TEST(test_edge_one_byte)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes file = { 0 };
 	struct preader rd;
 	const void *out = NULL;
 	uint8_t c = 0x5a;
 
 	ck_assert_ptr_nonnull(z);
-	ck_assert_int_eq(zcomp__compress(z, &c, 0, &out), 0);
+	ck_assert_int_eq(compress__compress(z, &c, 0, &out), 0);
 	compress_into(z, &c, 1, &file);
 	ck_assert_uint_eq(count_records(file.p, file.len), 1);
 	ck_assert_uint_eq(file.len % 8, 0);
@@ -370,14 +370,14 @@ START_TEST(test_edge_one_byte)
 	ck_assert_uint_eq(rd.stream.p[0], 0x5a);
 	preader_fini(&rd);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
 /* Every padding length (0..21 bytes) occurs across these sizes; each must still decode. */
 START_TEST(test_edge_all_paddings)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes src = { 0 }, file = { 0 };
 	struct preader rd;
 
@@ -400,13 +400,13 @@ START_TEST(test_edge_all_paddings)
 	preader_fini(&rd);
 	bytes_free(&src);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
 START_TEST(test_edge_large_chunk)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes src = { 0 }, file = { 0 };
 	struct preader rd;
 	const size_t len = 4 << 20;
@@ -414,7 +414,7 @@ START_TEST(test_edge_large_chunk)
 	ck_assert_ptr_nonnull(z);
 	gen_records(&src, len, 2048);
 	compress_into(z, src.p, src.len, &file);
-	ck_assert_uint_ge(count_records(file.p, file.len), len / ZCOMP_MAX_DECOMPRESSED);
+	ck_assert_uint_ge(count_records(file.p, file.len), len / COMPRESS_MAX_DECOMPRESSED);
 	ck_assert_uint_lt(file.len, len / 2);
 
 	preader_init(&rd, 0);
@@ -437,7 +437,7 @@ START_TEST(test_edge_large_chunk)
 	preader_fini(&rd);
 	bytes_free(&src);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
@@ -445,42 +445,42 @@ END_TEST
 
 /* Feed len bytes at src in slices of about `slice` bytes (varied), so a frame is built from many
  * calls. */
-static void feed_all(struct zcomp *z, const uint8_t *src, size_t len, size_t slice)
+static void feed_all(struct compress *z, const uint8_t *src, size_t len, size_t slice)
 {
-	size_t before = zcomp__fed(z);
+	size_t before = compress__fed(z);
 
 	for (size_t pos = 0, i = 0; pos < len; i++) {
 		size_t n = slice - (i % 3) * (slice / 4);
 
 		if (n > len - pos)
 			n = len - pos;
-		ck_assert_int_eq(zcomp__feed(z, src + pos, n), 0);
+		ck_assert_int_eq(compress__feed(z, src + pos, n), 0);
 		pos += n;
 	}
-	ck_assert_uint_eq(zcomp__fed(z), before + len);
+	ck_assert_uint_eq(compress__fed(z), before + len);
 }
 
-static void finish_into(struct zcomp *z, struct bytes *file)
+static void finish_into(struct compress *z, struct bytes *file)
 {
 	const void *out = NULL;
-	ssize_t n = zcomp__finish(z, &out);
+	ssize_t n = compress__finish(z, &out);
 
 	ck_assert_int_gt(n, 0);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_uint_eq(n % 8, 0);
 	bytes_add(file, out, (size_t)n);
-	ck_assert_uint_eq(zcomp__fed(z), 0);
+	ck_assert_uint_eq(compress__fed(z), 0);
 }
 
 /* Two readers, each feeding its own compressor one drained slice per pass and appending its
  * frame when it holds its target (1 record to 16 MiB), with plain FINISHED_ROUND records between:
  * perf's one stream reads it all back, each record in one call of >= 1 and
- * <= ZCOMP_MAX_DECOMPRESSED bytes. */
+ * <= COMPRESS_MAX_DECOMPRESSED bytes. */
 START_TEST(test_stream_two_compressors)
 {
 	static const size_t targets[] = { 24,	   4096,    65528,   65536,	131072, 200000,
 					  1 << 20, 4 << 20, 16 << 20, 999992, 8 << 20, 30000 };
-	struct zcomp *z[2] = { zcomp__new(1), zcomp__new(3) };
+	struct compress *z[2] = { compress__new(1), compress__new(3) };
 	struct bytes file = { 0 }, expect = { 0 }, pending[2] = { 0 };
 	size_t next[2] = { 0, 1 };
 	unsigned int frames = 0;
@@ -504,10 +504,10 @@ START_TEST(test_stream_two_compressors)
 		if (target - pending[r].len - want < 24)
 			want = target - pending[r].len;
 		gen_records(&slice, want, pass % 3 ? 2048 : 65528);
-		ck_assert_int_eq(zcomp__feed(z[r], slice.p, slice.len), 0);
+		ck_assert_int_eq(compress__feed(z[r], slice.p, slice.len), 0);
 		bytes_add(&pending[r], slice.p, slice.len);
 		bytes_free(&slice);
-		ck_assert_uint_eq(zcomp__fed(z[r]), pending[r].len);
+		ck_assert_uint_eq(compress__fed(z[r]), pending[r].len);
 		if (pending[r].len == target) {
 			finish_into(z[r], &file);
 			bytes_add(&expect, pending[r].p, pending[r].len);
@@ -525,15 +525,15 @@ START_TEST(test_stream_two_compressors)
 	ck_assert_uint_eq(rd.frames_ended, frames);
 	ck_assert_uint_eq(rd.stream.len, expect.len);
 	ck_assert(memcmp(rd.stream.p, expect.p, expect.len) == 0);
-	ck_assert_uint_le(rd.max_out, ZCOMP_MAX_DECOMPRESSED);
+	ck_assert_uint_le(rd.max_out, COMPRESS_MAX_DECOMPRESSED);
 	ck_assert_uint_gt(rd.plain, 0);
 	preader_fini(&rd);
 	bytes_free(&file);
 	bytes_free(&expect);
 	bytes_free(&pending[0]);
 	bytes_free(&pending[1]);
-	zcomp__free(z[0]);
-	zcomp__free(z[1]);
+	compress__free(z[0]);
+	compress__free(z[1]);
 }
 END_TEST
 
@@ -543,7 +543,7 @@ START_TEST(test_stream_sizes)
 	static const size_t sizes[] = { 1,	 2,	 7,	   8,	    9,	     100,
 					4096,	 65535,	 65536,	   131071,  131072,  131073,
 					1 << 20, 3 << 20, 16 << 20 };
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes src = { 0 }, file = { 0 };
 	struct preader rd;
 	size_t total = 0;
@@ -565,7 +565,7 @@ START_TEST(test_stream_sizes)
 	preader_fini(&rd);
 	bytes_free(&src);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
@@ -573,7 +573,7 @@ END_TEST
  * keeps a record's output within the reader's buffer. */
 START_TEST(test_stream_block_limit)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes file = { 0 };
 	struct preader rd;
 	uint8_t *zeros = calloc(1, 1 << 20);
@@ -582,7 +582,7 @@ START_TEST(test_stream_block_limit)
 	ck_assert_ptr_nonnull(z);
 	ck_assert_ptr_nonnull(zeros);
 	for (int i = 0; i < 16; i++)
-		ck_assert_int_eq(zcomp__feed(z, zeros, 1 << 20), 0);
+		ck_assert_int_eq(compress__feed(z, zeros, 1 << 20), 0);
 	finish_into(z, &file);
 	n = count_records(file.p, file.len);
 	ck_assert_uint_ge(n, 16);
@@ -597,14 +597,14 @@ START_TEST(test_stream_block_limit)
 	preader_fini(&rd);
 	bytes_free(&file);
 	free(zeros);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
 /* Random bytes: zstd stores them in raw blocks of 128 KiB, which are re-cut to fit records. */
 START_TEST(test_stream_incompressible)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes src = { 0 }, file = { 0 };
 	struct preader rd;
 	unsigned int n;
@@ -629,7 +629,7 @@ START_TEST(test_stream_incompressible)
 	preader_fini(&rd);
 	bytes_free(&src);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
@@ -638,7 +638,7 @@ END_TEST
  * far fewer; switched off it is off from the next frame, and never mid-frame. */
 START_TEST(test_stream_long_matching_switch)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes pool = { 0 }, src = { 0 }, with = { 0 }, without = { 0 };
 	struct preader rd;
 
@@ -651,9 +651,9 @@ START_TEST(test_stream_long_matching_switch)
 	while (src.len < (8 << 20))
 		bytes_add(&src, pool.p + 4096 * (rng() % 256), 4096);
 	feed_all(z, src.p, src.len, 256 << 10);
-	ck_assert_int_eq(zcomp__set_long_matching(z, false), -EBUSY);
+	ck_assert_int_eq(compress__set_long_matching(z, false), -EBUSY);
 	finish_into(z, &with);
-	ck_assert_int_eq(zcomp__set_long_matching(z, false), 0);
+	ck_assert_int_eq(compress__set_long_matching(z, false), 0);
 	feed_all(z, src.p, src.len, 256 << 10);
 	finish_into(z, &without);
 	ck_assert_uint_lt(with.len, without.len * 6 / 10); /* 1.1 MB against 2.8 MB here */
@@ -670,7 +670,7 @@ START_TEST(test_stream_long_matching_switch)
 	bytes_free(&src);
 	bytes_free(&with);
 	bytes_free(&without);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
@@ -704,7 +704,7 @@ static void first_block(const void *src, size_t len, uint32_t *ret_type, uint32_
  * each, too large for a record. The frame is then re-encoded in flushed slices. */
 START_TEST(test_stream_fallback)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes file = { 0 };
 	struct preader rd;
 	const size_t len = 3 << 20;
@@ -741,17 +741,17 @@ START_TEST(test_stream_fallback)
 	feed_all(z, src, len, 1 << 20);
 	finish_into(z, &file);
 	ck_assert_uint_lt(file.len, 4096);
-	ck_assert_int_gt(zcomp__compress(z, src, 1000, &out), 0);
+	ck_assert_int_gt(compress__compress(z, src, 1000, &out), 0);
 	bytes_free(&file);
 	free(src);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
 /* The contract around an open frame. */
 START_TEST(test_stream_api)
 {
-	struct zcomp *z = zcomp__new(1);
+	struct compress *z = compress__new(1);
 	struct bytes file = { 0 };
 	struct preader rd;
 	const void *out = NULL;
@@ -759,22 +759,22 @@ START_TEST(test_stream_api)
 	ssize_t n;
 
 	ck_assert_ptr_nonnull(z);
-	ck_assert_uint_eq(zcomp__fed(z), 0);
-	ck_assert_int_eq(zcomp__finish(z, &out), 0);
-	ck_assert_int_eq(zcomp__feed(z, c, 0), 0);
-	ck_assert_uint_eq(zcomp__fed(z), 0);
-	ck_assert_int_eq(zcomp__finish(z, &out), 0);
-	ck_assert_int_eq(zcomp__feed(z, c, 5), 0);
-	ck_assert_uint_eq(zcomp__fed(z), 5);
+	ck_assert_uint_eq(compress__fed(z), 0);
+	ck_assert_int_eq(compress__finish(z, &out), 0);
+	ck_assert_int_eq(compress__feed(z, c, 0), 0);
+	ck_assert_uint_eq(compress__fed(z), 0);
+	ck_assert_int_eq(compress__finish(z, &out), 0);
+	ck_assert_int_eq(compress__feed(z, c, 5), 0);
+	ck_assert_uint_eq(compress__fed(z), 5);
 	/* one-shot calls would start another frame inside the open one */
-	ck_assert_int_eq(zcomp__compress(z, c, 16, &out), -EBUSY);
+	ck_assert_int_eq(compress__compress(z, c, 16, &out), -EBUSY);
 	/* the caller's buffer is free once fed */
 	memset(c, 0, 5);
-	ck_assert_int_eq(zcomp__feed(z, c + 5, 11), 0);
+	ck_assert_int_eq(compress__feed(z, c + 5, 11), 0);
 	finish_into(z, &file);
-	ck_assert_int_eq(zcomp__finish(z, &out), 0);
+	ck_assert_int_eq(compress__finish(z, &out), 0);
 	/* one-shot again once the frame is finished */
-	n = zcomp__compress(z, c + 5, 11, &out);
+	n = compress__compress(z, c + 5, 11, &out);
 	ck_assert_int_gt(n, 0);
 	bytes_add(&file, out, (size_t)n);
 	preader_init(&rd, 1);
@@ -785,7 +785,7 @@ START_TEST(test_stream_api)
 	ck_assert(memcmp(rd.stream.p + 16, "56789abcdef", 11) == 0);
 	preader_fini(&rd);
 	bytes_free(&file);
-	zcomp__free(z);
+	compress__free(z);
 }
 END_TEST
 
@@ -797,10 +797,10 @@ START_TEST(test_level_bad)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;
-		ck_assert_ptr_null(zcomp__new(bad[i]));
+		ck_assert_ptr_null(compress__new(bad[i]));
 		ck_assert_int_eq(errno, EINVAL);
 	}
-	zcomp__free(NULL);
+	compress__free(NULL);
 }
 END_TEST
 
@@ -811,7 +811,7 @@ START_TEST(test_level_extremes)
 
 	gen_records(&src, 150000, 65528);
 	for (size_t i = 0; i < 2; i++) {
-		struct zcomp *z = zcomp__new(levels[i]);
+		struct compress *z = compress__new(levels[i]);
 		struct bytes file = { 0 };
 		struct preader rd;
 
@@ -823,7 +823,7 @@ START_TEST(test_level_extremes)
 		ck_assert(memcmp(rd.stream.p, src.p, src.len) == 0);
 		preader_fini(&rd);
 		bytes_free(&file);
-		zcomp__free(z);
+		compress__free(z);
 	}
 	bytes_free(&src);
 }
@@ -871,7 +871,7 @@ static void compress_perf_file(const struct bytes *in, struct bytes *out)
 	const struct perf_file_section *idx;
 	struct perf_file_section sec[FEAT_BITS];
 	const uint8_t *payload[FEAT_BITS];
-	struct zcomp *z[2] = { zcomp__new(1), zcomp__new(3) };
+	struct compress *z[2] = { compress__new(1), compress__new(3) };
 	struct bytes data = { 0 };
 	uint64_t raw = 0, pos;
 	unsigned int nsec = 0, nin = 0, chunks = 0;
@@ -917,7 +917,7 @@ static void compress_perf_file(const struct bytes *in, struct bytes *out)
 	feat[1] = 1;                 /* zstd */
 	feat[2] = 1;                 /* level */
 	feat[3] = (uint32_t)(raw / data.len);
-	feat[4] = ZCOMP_MAX_DECOMPRESSED;
+	feat[4] = COMPRESS_MAX_DECOMPRESSED;
 	idx = (const void *)(in->p + h.data.offset + h.data.size);
 	for (unsigned int bit = 0; bit < FEAT_BITS; bit++) {
 		if (bit == FEAT_COMPRESSED) {
@@ -946,8 +946,8 @@ static void compress_perf_file(const struct bytes *in, struct bytes *out)
 	for (unsigned int i = 0; i < nsec; i++)
 		bytes_add(out, payload[i], sec[i].size);
 	bytes_free(&data);
-	zcomp__free(z[0]);
-	zcomp__free(z[1]);
+	compress__free(z[0]);
+	compress__free(z[1]);
 }
 
 START_TEST(test_perf_reads_our_records)

@@ -2,10 +2,10 @@
  * reader takes them: one decompression stream for the whole file, each record's payload fed to
  * it in a single call whose output space is the COMPRESSED feature's mmap_len.
  *
- * A frame is compressed whole (zcomp__compress, or fed slice by slice and finished), then cut
- * into records at zstd block boundaries, at most ZCOMP_RECORD_BLOCKS blocks (of <= 128 KiB) per
- * record, so each record decodes in one call to >= 1 byte and <= ZCOMP_MAX_DECOMPRESSED. When a
- * block is too large for a record the frame is re-encoded in slices of at most ZCOMP_SLICE bytes,
+ * A frame is compressed whole (compress__compress, or fed slice by slice and finished), then cut
+ * into records at zstd block boundaries, at most COMPRESS_RECORD_BLOCKS blocks (of <= 128 KiB) per
+ * record, so each record decodes in one call to >= 1 byte and <= COMPRESS_MAX_DECOMPRESSED. When a
+ * block is too large for a record the frame is re-encoded in slices of at most COMPRESS_SLICE bytes,
  * each flushed into its own record. A frame's last record ends it, so frames of several
  * compressors can follow each other in one file as long as each frame's records stay together.
  * Records are padded to a multiple of 8 bytes inside the zstd stream (empty raw blocks), so the
@@ -26,42 +26,42 @@
 /* Input bytes per record on the flushed-slice path. Even incompressible input must fit one record
  * after zstd's worst-case expansion (ZSTD_compressBound: +~300 bytes here), the frame header
  * (<= 18), our padding (<= 21) and the frame end (3): 61440 + ~350 is well below
- * PERF_COMPRESSED_MAX_PAYLOAD. It is also below ZCOMP_MAX_DECOMPRESSED, which the reader's buffer
+ * PERF_COMPRESSED_MAX_PAYLOAD. It is also below COMPRESS_MAX_DECOMPRESSED, which the reader's buffer
  * must hold. */
-#define ZCOMP_SLICE (60 * 1024)
+#define COMPRESS_SLICE (60 * 1024)
 /* Blocks per record on the whole-frame path: a block decodes to at most ZSTD_BLOCKSIZE_MAX. */
-#define ZCOMP_RECORD_BLOCKS 8
-_Static_assert(ZCOMP_RECORD_BLOCKS * ZSTD_BLOCKSIZE_MAX <= ZCOMP_MAX_DECOMPRESSED,
+#define COMPRESS_RECORD_BLOCKS 8
+_Static_assert(COMPRESS_RECORD_BLOCKS * ZSTD_BLOCKSIZE_MAX <= COMPRESS_MAX_DECOMPRESSED,
 	       "a record must fit the reader's buffer");
 /* A raw block too large for a record is re-cut into raw blocks of this size. */
-#define ZCOMP_RAW_PIECE (60 * 1024)
+#define COMPRESS_RAW_PIECE (60 * 1024)
 /* Worst-case padding: up to seven 3-byte empty blocks. */
-#define ZCOMP_MAX_PAD 21
+#define COMPRESS_MAX_PAD 21
 /* Room kept for the frame end: a 3-byte last empty block (no checksum is written). */
-#define ZCOMP_END_ROOM 16
+#define COMPRESS_END_ROOM 16
 /* Slack over ZSTD_compressBound for the frame and block headers of a flushed slice. */
-#define ZCOMP_SLACK 64
+#define COMPRESS_SLACK 64
 /* The window of long-distance matching. Frames are appended at up to 8 MiB of input (see
  * readers.c); on DWARF call-graph recordings a 4 MiB window compressed those within 0.3% of an
  * 8 or 16 MiB one, and it costs 4 MiB per compressor (plus ~0.5 MiB of LDM table) and as much
  * once per file in the decoder. */
-#ifndef ZCOMP_WINDOW_LOG
-#define ZCOMP_WINDOW_LOG 22
+#ifndef COMPRESS_WINDOW_LOG
+#define COMPRESS_WINDOW_LOG 22
 #endif
 /* LDM candidates per hash bucket, log2: 4 instead of zstd's 8 made LDM ~25% cheaper (~1.2 ms
  * instead of ~1.6 per MiB at level 1 here, against ~0.3 without LDM) for ~1.5% larger output. */
-#define ZCOMP_LDM_BUCKET_LOG 2
+#define COMPRESS_LDM_BUCKET_LOG 2
 /* zstd's ZSTD_WINDOWLOG_LIMIT_DEFAULT, declared only for static linking */
-_Static_assert(ZCOMP_WINDOW_LOG <= 27, "default decoders (perf's) must accept the window");
+_Static_assert(COMPRESS_WINDOW_LOG <= 27, "default decoders (perf's) must accept the window");
 
-_Static_assert(ZCOMP_SLICE <= ZCOMP_MAX_DECOMPRESSED, "a record must fit the reader's buffer");
-_Static_assert(ZCOMP_RAW_PIECE + 3 + 18 + ZCOMP_MAX_PAD + 3 <= PERF_COMPRESSED_MAX_PAYLOAD,
+_Static_assert(COMPRESS_SLICE <= COMPRESS_MAX_DECOMPRESSED, "a record must fit the reader's buffer");
+_Static_assert(COMPRESS_RAW_PIECE + 3 + 18 + COMPRESS_MAX_PAD + 3 <= PERF_COMPRESSED_MAX_PAYLOAD,
 	       "a raw piece must fit one record");
-_Static_assert(ZSTD_COMPRESSBOUND(ZCOMP_SLICE) + ZCOMP_SLACK + ZCOMP_MAX_PAD + ZCOMP_END_ROOM <=
+_Static_assert(ZSTD_COMPRESSBOUND(COMPRESS_SLICE) + COMPRESS_SLACK + COMPRESS_MAX_PAD + COMPRESS_END_ROOM <=
 		       PERF_COMPRESSED_MAX_PAYLOAD,
 	       "a slice must fit one record");
 
-struct zcomp {
+struct compress {
 	ZSTD_CCtx *cctx;
 	uint8_t *out;   /* the records; grows to the largest output seen, then is reused */
 	size_t cap;
@@ -75,9 +75,9 @@ struct zcomp {
 	size_t raw_cap;
 };
 
-struct zcomp *zcomp__new(int level)
+struct compress *compress__new(int level)
 {
-	struct zcomp *z;
+	struct compress *z;
 
 	if (level < 1 || level > ZSTD_maxCLevel()) {
 		errno = EINVAL;
@@ -96,17 +96,17 @@ struct zcomp *zcomp__new(int level)
 	    ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_enableLongDistanceMatching, 1)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_windowLog, ZCOMP_WINDOW_LOG)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_windowLog, COMPRESS_WINDOW_LOG)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_ldmBucketSizeLog,
-						ZCOMP_LDM_BUCKET_LOG))) {
-		zcomp__free(z);
+						COMPRESS_LDM_BUCKET_LOG))) {
+		compress__free(z);
 		errno = EINVAL;
 		return NULL;
 	}
 	return z;
 
 nomem:
-	zcomp__free(z);
+	compress__free(z);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -120,7 +120,7 @@ nomem:
 #define LDM_OFF 0
 #endif
 
-int zcomp__set_long_matching(struct zcomp *z, bool on)
+int compress__set_long_matching(struct compress *z, bool on)
 {
 	if (z->open)
 		return -EBUSY;
@@ -130,7 +130,7 @@ int zcomp__set_long_matching(struct zcomp *z, bool on)
 	return 0;
 }
 
-static int reserve(struct zcomp *z, size_t need)
+static int reserve(struct compress *z, size_t need)
 {
 	size_t cap;
 	uint8_t *p;
@@ -157,15 +157,15 @@ static size_t slice_len(const uint8_t *p, size_t remain)
 	size_t cut = 0;
 	uint16_t sz;
 
-	if (remain <= ZCOMP_SLICE)
+	if (remain <= COMPRESS_SLICE)
 		return remain;
-	while (cut + 8 <= ZCOMP_SLICE) {
+	while (cut + 8 <= COMPRESS_SLICE) {
 		memcpy(&sz, p + cut + 6, sizeof(sz)); /* perf_event_header.size */
-		if (sz < 8 || cut + sz > ZCOMP_SLICE)
+		if (sz < 8 || cut + sz > COMPRESS_SLICE)
 			break;
 		cut += sz;
 	}
-	return cut >= ZCOMP_SLICE / 2 ? cut : ZCOMP_SLICE;
+	return cut >= COMPRESS_SLICE / 2 ? cut : COMPRESS_SLICE;
 }
 
 /* Padding that brings n payload bytes (after the 8-byte header) to a multiple of 8, made of k
@@ -204,7 +204,7 @@ struct cutter {
 };
 
 /* Close the open record: padding after its last block, then its header. */
-static void close_record(struct zcomp *z, struct cutter *c)
+static void close_record(struct compress *z, struct cutter *c)
 {
 	size_t pad = pad_len(c->body);
 	struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, (uint16_t)(8 + c->body + pad) };
@@ -217,22 +217,22 @@ static void close_record(struct zcomp *z, struct cutter *c)
 }
 
 /* Add one block (3-byte header hdr, then dlen bytes at data) to the open record, first closing
- * it when the block would not fit or the record has its ZCOMP_RECORD_BLOCKS already. A block
+ * it when the block would not fit or the record has its COMPRESS_RECORD_BLOCKS already. A block
  * that yields no data (the frame's empty last block) never starts a record: it would decompress
  * to nothing. The padding of the frame's last record goes before its last block, where the
  * decoder still expects blocks. */
-static int put_block(struct zcomp *z, struct cutter *c, uint32_t hdr, const uint8_t *data,
+static int put_block(struct compress *z, struct cutter *c, uint32_t hdr, const uint8_t *data,
 		     size_t dlen)
 {
 	const bool last = hdr & 1, yields = ((hdr >> 1) & 3) == 2 || (hdr >> 3);
 	const size_t blen = 3 + dlen;
 
 	if (yields && c->blocks &&
-	    (c->blocks == ZCOMP_RECORD_BLOCKS ||
-	     c->body + blen + ZCOMP_MAX_PAD + 3 > PERF_COMPRESSED_MAX_PAYLOAD))
+	    (c->blocks == COMPRESS_RECORD_BLOCKS ||
+	     c->body + blen + COMPRESS_MAX_PAD + 3 > PERF_COMPRESSED_MAX_PAYLOAD))
 		close_record(z, c);
 	/* the frame header (<= 18 bytes) and this block, padding, and the next record's header */
-	if (reserve(z, c->o + 8 + c->body + blen + ZCOMP_MAX_PAD + 8 + 18))
+	if (reserve(z, c->o + 8 + c->body + blen + COMPRESS_MAX_PAD + 8 + 18))
 		return -ENOMEM;
 	if (last) {
 		size_t pad = pad_len(c->body + blen);
@@ -251,12 +251,12 @@ static int put_block(struct zcomp *z, struct cutter *c, uint32_t hdr, const uint
 }
 
 /* Cut a finished frame of n bytes at z->frame into records at z->out, each holding whole blocks:
- * perf decodes each record in one call, and each decompresses to at most ZCOMP_RECORD_BLOCKS
+ * perf decodes each record in one call, and each decompresses to at most COMPRESS_RECORD_BLOCKS
  * blocks of 128 KiB. A raw block too large for a record is re-cut into smaller raw blocks, which
  * decode to the same bytes and leave the decoder's state (repeat offsets, entropy tables) as it
  * was. Returns the output length, or -E2BIG when a compressed block does not fit a record (the
  * caller re-encodes in flushed slices), -ENOMEM, -EIO. */
-static ssize_t cut_frame(struct zcomp *z, size_t n)
+static ssize_t cut_frame(struct compress *z, size_t n)
 {
 	const uint8_t *f = z->frame;
 	struct cutter c = { 0, 0, 0 };
@@ -283,12 +283,12 @@ static ssize_t cut_frame(struct zcomp *z, size_t n)
 		blen = 3 + (type == 1 ? 1 : bsize);
 		if (p + blen > n)
 			return -EIO;
-		if (8 + blen + ZCOMP_MAX_PAD + 18 <= PERF_COMPRESSED_MAX_PAYLOAD) {
+		if (8 + blen + COMPRESS_MAX_PAD + 18 <= PERF_COMPRESSED_MAX_PAYLOAD) {
 			err = put_block(z, &c, bh, f + p + 3, blen - 3);
 		} else if (type == 0) {
-			for (uint32_t off = 0; off < bsize; off += ZCOMP_RAW_PIECE) {
-				uint32_t len = bsize - off < ZCOMP_RAW_PIECE ? bsize - off :
-										ZCOMP_RAW_PIECE;
+			for (uint32_t off = 0; off < bsize; off += COMPRESS_RAW_PIECE) {
+				uint32_t len = bsize - off < COMPRESS_RAW_PIECE ? bsize - off :
+										COMPRESS_RAW_PIECE;
 				bool end = (bh & 1) && off + len == bsize;
 
 				err = put_block(z, &c, len << 3 | end, f + p + 3 + off, len);
@@ -316,7 +316,7 @@ static ssize_t cut_frame(struct zcomp *z, size_t n)
 }
 
 /* Make room for n bytes of compressed frame. */
-static int reserve_frame(struct zcomp *z, size_t n)
+static int reserve_frame(struct compress *z, size_t n)
 {
 	size_t cap;
 	uint8_t *f;
@@ -337,7 +337,7 @@ static int reserve_frame(struct zcomp *z, size_t n)
 /* The whole-chunk path: one frame compressed in one call (zstd's own 128 KiB blocks, no
  * flushes, so the ratio is what one stream gets), then cut into records at block boundaries.
  * Returns the output length, or -E2BIG (see cut_frame), -ENOMEM, -EIO. */
-static ssize_t compress_whole(struct zcomp *z, const uint8_t *in, size_t len)
+static ssize_t compress_whole(struct compress *z, const uint8_t *in, size_t len)
 {
 	size_t n;
 
@@ -352,10 +352,10 @@ static ssize_t compress_whole(struct zcomp *z, const uint8_t *in, size_t len)
 	return cut_frame(z, n);
 }
 
-/* The fallback: one frame fed in slices of at most ZCOMP_SLICE bytes, each flushed into a
- * record of its own, which always fits (see ZCOMP_SLICE). Returns the output length, -ENOMEM or
+/* The fallback: one frame fed in slices of at most COMPRESS_SLICE bytes, each flushed into a
+ * record of its own, which always fits (see COMPRESS_SLICE). Returns the output length, -ENOMEM or
  * -EIO. */
-static ssize_t compress_slices(struct zcomp *z, const uint8_t *in, size_t len)
+static ssize_t compress_slices(struct compress *z, const uint8_t *in, size_t len)
 {
 	size_t pos = 0, o = 0;
 
@@ -363,10 +363,10 @@ static ssize_t compress_slices(struct zcomp *z, const uint8_t *in, size_t len)
 	if (ZSTD_isError(ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(z->cctx, len)))
 		return -EIO;
-	/* Size for the whole chunk up front: slices are >= ZCOMP_SLICE / 2 but the last. */
+	/* Size for the whole chunk up front: slices are >= COMPRESS_SLICE / 2 but the last. */
 	if (reserve(z, ZSTD_compressBound(len) +
-			       (2 * (len / ZCOMP_SLICE) + 1) *
-				       (8 + ZCOMP_SLACK + ZCOMP_MAX_PAD + ZCOMP_END_ROOM)))
+			       (2 * (len / COMPRESS_SLICE) + 1) *
+				       (8 + COMPRESS_SLACK + COMPRESS_MAX_PAD + COMPRESS_END_ROOM)))
 		return -ENOMEM;
 
 	while (pos < len) {
@@ -378,13 +378,13 @@ static ssize_t compress_slices(struct zcomp *z, const uint8_t *in, size_t len)
 		ZSTD_outBuffer ob;
 		size_t r, room, body, end = 0, pad, payload;
 
-		if (reserve(z, o + 8 + ZSTD_compressBound(n) + ZCOMP_SLACK + ZCOMP_MAX_PAD +
-				       ZCOMP_END_ROOM))
+		if (reserve(z, o + 8 + ZSTD_compressBound(n) + COMPRESS_SLACK + COMPRESS_MAX_PAD +
+				       COMPRESS_END_ROOM))
 			return -ENOMEM;
 		o += 8;
-		room = z->cap - o - ZCOMP_MAX_PAD - ZCOMP_END_ROOM;
-		if (room > PERF_COMPRESSED_MAX_PAYLOAD - ZCOMP_MAX_PAD - ZCOMP_END_ROOM)
-			room = PERF_COMPRESSED_MAX_PAYLOAD - ZCOMP_MAX_PAD - ZCOMP_END_ROOM;
+		room = z->cap - o - COMPRESS_MAX_PAD - COMPRESS_END_ROOM;
+		if (room > PERF_COMPRESSED_MAX_PAYLOAD - COMPRESS_MAX_PAD - COMPRESS_END_ROOM)
+			room = PERF_COMPRESSED_MAX_PAYLOAD - COMPRESS_MAX_PAD - COMPRESS_END_ROOM;
 		ob = (ZSTD_outBuffer){ z->out + o, room, 0 };
 		do {
 			r = ZSTD_compressStream2(z->cctx, &ob, &ib, ZSTD_e_flush);
@@ -401,7 +401,7 @@ static ssize_t compress_slices(struct zcomp *z, const uint8_t *in, size_t len)
 			 * empty block (plus the pledged-size check). */
 			ZSTD_inBuffer none = { NULL, 0, 0 };
 
-			ob = (ZSTD_outBuffer){ z->out + o + body, ZCOMP_END_ROOM, 0 };
+			ob = (ZSTD_outBuffer){ z->out + o + body, COMPRESS_END_ROOM, 0 };
 			r = ZSTD_compressStream2(z->cctx, &ob, &none, ZSTD_e_end);
 			if (ZSTD_isError(r) || r)
 				return -EIO;
@@ -426,7 +426,7 @@ static ssize_t compress_slices(struct zcomp *z, const uint8_t *in, size_t len)
 }
 
 
-ssize_t zcomp__compress(struct zcomp *z, const void *src, size_t len, const void **ret_out)
+ssize_t compress__compress(struct compress *z, const void *src, size_t len, const void **ret_out)
 {
 	ssize_t r;
 
@@ -443,7 +443,7 @@ ssize_t zcomp__compress(struct zcomp *z, const void *src, size_t len, const void
 	return r;
 }
 
-int zcomp__feed(struct zcomp *z, const void *src, size_t len)
+int compress__feed(struct compress *z, const void *src, size_t len)
 {
 	ZSTD_inBuffer ib = { src, len, 0 };
 	ZSTD_outBuffer ob;
@@ -453,7 +453,7 @@ int zcomp__feed(struct zcomp *z, const void *src, size_t len)
 	/* Room for all this call can emit (blocks of what zstd buffered before, and of src), so
 	 * zstd compresses straight into the frame buffer and never stops for lack of space. */
 	if (reserve_frame(z, z->frame_len + ZSTD_compressBound(len + ZSTD_BLOCKSIZE_MAX) +
-				     ZCOMP_SLACK))
+				     COMPRESS_SLACK))
 		return -ENOMEM;
 	if (!z->open) {
 		if (ZSTD_isError(ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only)))
@@ -487,13 +487,13 @@ int zcomp__feed(struct zcomp *z, const void *src, size_t len)
 	return 0;
 }
 
-size_t zcomp__fed(const struct zcomp *z)
+size_t compress__fed(const struct compress *z)
 {
 	return z->open ? z->fed : 0;
 }
 
 /* Decompress the finished frame (whose content is the fed bytes) into z->raw. */
-static int unpack_frame(struct zcomp *z, size_t fed)
+static int unpack_frame(struct compress *z, size_t fed)
 {
 	size_t n;
 
@@ -511,7 +511,7 @@ static int unpack_frame(struct zcomp *z, size_t fed)
 	return ZSTD_isError(n) || n != fed ? -EIO : 0;
 }
 
-ssize_t zcomp__finish(struct zcomp *z, const void **ret_out)
+ssize_t compress__finish(struct compress *z, const void **ret_out)
 {
 	ZSTD_inBuffer none = { NULL, 0, 0 };
 	ZSTD_outBuffer ob;
@@ -525,7 +525,7 @@ ssize_t zcomp__finish(struct zcomp *z, const void **ret_out)
 	z->open = false;
 	z->fed = 0;
 	/* what zstd still buffers is less than a block (plus its own output buffer) */
-	if (reserve_frame(z, z->frame_len + 2 * ZSTD_compressBound(ZSTD_BLOCKSIZE_MAX) + ZCOMP_SLACK))
+	if (reserve_frame(z, z->frame_len + 2 * ZSTD_compressBound(ZSTD_BLOCKSIZE_MAX) + COMPRESS_SLACK))
 		return -ENOMEM;
 	ob = (ZSTD_outBuffer){ z->frame, z->frame_cap, z->frame_len };
 	do {
@@ -553,7 +553,7 @@ ssize_t zcomp__finish(struct zcomp *z, const void **ret_out)
 	return n;
 }
 
-void zcomp__free(struct zcomp *z)
+void compress__free(struct compress *z)
 {
 	if (!z)
 		return;

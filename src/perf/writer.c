@@ -529,7 +529,7 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 		uint64_t out = __atomic_load_n(&w->comp_out, __ATOMIC_RELAXED);
 		/* perf rounds the ratio to the nearest integer; it is only displayed. */
 		uint64_t ratio = out ? (raw * 2 + out) / (out * 2) : 0;
-		size_t mmap_len = w->comp_mmap_len ? w->comp_mmap_len : ZCOMP_MAX_DECOMPRESSED;
+		size_t mmap_len = w->comp_mmap_len ? w->comp_mmap_len : COMPRESS_MAX_DECOMPRESSED;
 
 		feat_begin(l, b, FEAT_COMPRESSED);
 		fbuf__put_u32(b, 1); /* version */

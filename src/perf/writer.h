@@ -33,7 +33,7 @@ struct perf_writer_opts {
 	char *const *argv;
 	int comp_level;      /* 0: no compression; else the COMPRESSED feature is written */
 	size_t comp_mmap_len;/* COMPRESSED feature's mmap_len: largest decompressed size per record
-			      * (0: ZCOMP_MAX_DECOMPRESSED) */
+			      * (0: COMPRESS_MAX_DECOMPRESSED) */
 	bool keep_old;       /* rename an existing file to FILE.old (perf's behaviour) */
 };
 

@@ -51,7 +51,7 @@ struct reader {
 	size_t *rings;        /* ring indexes owned */
 	size_t nr_rings;
 	struct pollfd *pfds;  /* rings' fds, then the stop eventfd */
-	struct zcomp *zc;
+	struct compress *zc;
 	size_t slice;         /* drain at most this much before compressing */
 	uint8_t *staging;
 	size_t staged;
@@ -202,13 +202,13 @@ static void append(struct reader *rd, const void *buf, size_t len)
 static void finish_frame(struct reader *rd)
 {
 	struct readers *p = rd->pool;
-	size_t fed = zcomp__fed(rd->zc);
+	size_t fed = compress__fed(rd->zc);
 	const void *out;
 	ssize_t n;
 
 	if (!fed)
 		return;
-	n = zcomp__finish(rd->zc, &out);
+	n = compress__finish(rd->zc, &out);
 	if (n > 0) {
 		perf_writer__note_compression(p->o.writer, fed, n);
 		append(rd, out, n);
@@ -231,13 +231,13 @@ static void flush_staging(struct reader *rd)
 		return;
 	atomic_fetch_add_explicit(&p->bytes_read, rd->staged, memory_order_relaxed);
 	if (rd->zc) {
-		bool first = !zcomp__fed(rd->zc);
-		int err = zcomp__feed(rd->zc, rd->staging, rd->staged);
+		bool first = !compress__fed(rd->zc);
+		int err = compress__feed(rd->zc, rd->staging, rd->staged);
 
 		if (!err) {
 			if (first)
 				rd->frame_t0 = now_ns();
-			if (zcomp__fed(rd->zc) >= FRAME_BYTES)
+			if (compress__fed(rd->zc) >= FRAME_BYTES)
 				finish_frame(rd);
 			goto done;
 		}
@@ -302,10 +302,10 @@ static bool pass(struct reader *rd)
 	if (rd->first_time)
 		perf_writer__note_time(p->o.writer, rd->first_time, rd->last_time);
 	/* The stop's last passes end the frame, so that everything is in the file. */
-	if (rd->zc && zcomp__fed(rd->zc) &&
+	if (rd->zc && compress__fed(rd->zc) &&
 	    (atomic_load(&p->stopping) || now_ns() - rd->frame_t0 >= FRAME_AGE_NS))
 		finish_frame(rd);
-	if (rd->zc && zcomp__fed(rd->zc)) {
+	if (rd->zc && compress__fed(rd->zc)) {
 		/* Records of this pass wait in the open frame. While they do this slot reports
 		 * nothing, so the round cannot move on: held_round is the round every pass since
 		 * the frame's first began in. */
@@ -376,7 +376,7 @@ void readers__free(struct readers *p)
 		return;
 	readers__stop(p);
 	for (unsigned int i = 0; p->r && i < p->nr; i++) {
-		zcomp__free(p->r[i].zc);
+		compress__free(p->r[i].zc);
 		free(p->r[i].staging);
 		free(p->r[i].rings);
 		free(p->r[i].pfds);
@@ -438,9 +438,9 @@ struct readers *readers__start(const struct readers_opts *o)
 		rd->staging = malloc(rd->slice);
 		if (!rd->rings || !rd->pfds || !rd->staging)
 			goto err;
-		if (o->comp_level > 0 && !(rd->zc = zcomp__new(o->comp_level)))
+		if (o->comp_level > 0 && !(rd->zc = compress__new(o->comp_level)))
 			goto err;
-		if (rd->zc && o->fast_compress && (err = zcomp__set_long_matching(rd->zc, false)) < 0) {
+		if (rd->zc && o->fast_compress && (err = compress__set_long_matching(rd->zc, false)) < 0) {
 			errno = -err;
 			goto err;
 		}

@@ -453,7 +453,7 @@ static int open_file(struct record *rec)
 	wo.argc = rec->o.cmdline_argc;
 	wo.argv = rec->o.cmdline_argv;
 	wo.comp_level = rec->o.comp_level;
-	wo.comp_mmap_len = ZCOMP_MAX_DECOMPRESSED;
+	wo.comp_mmap_len = COMPRESS_MAX_DECOMPRESSED;
 	wo.keep_old = rec->o.keep_old;
 	rec->w = perf_writer__open(rec->o.output, &wo);
 	if (!rec->w) {

@@ -17,32 +17,32 @@ enum band {
 };
 
 /* One cache line per ring: each ring is normally reported by its own reader thread. */
-struct bp_ring {
+struct backpressure_ring {
 	_Atomic unsigned int band;
 	_Atomic unsigned int fill;
 	uint64_t pauses; /* under bp->lock */
 } __attribute__((aligned(64)));
 
-struct bp {
+struct backpressure {
 	unsigned int nr_rings;
 	unsigned int high;
 	unsigned int low;
 	_Atomic bool paused;
 
 	pthread_mutex_t lock; /* serializes transitions, the callback and the accounting below */
-	bp_action_fn fn;
+	backpressure_action_fn fn;
 	void *fn_ctx;
 	uint64_t nr_pauses;
 	uint64_t paused_ns;        /* completed pauses only */
 	uint64_t longest_pause_ns; /* completed pauses only */
 	uint64_t pause_start_ns;
 
-	struct bp_ring *rings;
+	struct backpressure_ring *rings;
 };
 
-struct bp *bp__new(unsigned int nr_rings, unsigned int high_permille, unsigned int low_permille)
+struct backpressure *backpressure__new(unsigned int nr_rings, unsigned int high_permille, unsigned int low_permille)
 {
-	struct bp *bp;
+	struct backpressure *bp;
 
 	if (nr_rings == 0 || low_permille == 0 || low_permille >= high_permille ||
 	    high_permille >= 1000) {
@@ -68,7 +68,7 @@ struct bp *bp__new(unsigned int nr_rings, unsigned int high_permille, unsigned i
 	}
 	if (posix_memalign((void **)&bp->rings, 64, sizeof(*bp->rings) * nr_rings)) {
 		bp->rings = NULL;
-		bp__free(bp);
+		backpressure__free(bp);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -80,7 +80,7 @@ struct bp *bp__new(unsigned int nr_rings, unsigned int high_permille, unsigned i
 	return bp;
 }
 
-void bp__set_action_fn(struct bp *bp, bp_action_fn fn, void *ctx)
+void backpressure__set_action_fn(struct backpressure *bp, backpressure_action_fn fn, void *ctx)
 {
 	pthread_mutex_lock(&bp->lock);
 	bp->fn = fn;
@@ -88,7 +88,7 @@ void bp__set_action_fn(struct bp *bp, bp_action_fn fn, void *ctx)
 	pthread_mutex_unlock(&bp->lock);
 }
 
-static enum band band_of(const struct bp *bp, unsigned int fill)
+static enum band band_of(const struct backpressure *bp, unsigned int fill)
 {
 	if (fill > bp->high)
 		return BAND_HIGH;
@@ -99,14 +99,14 @@ static enum band band_of(const struct bp *bp, unsigned int fill)
 
 /* Under bp->lock: decide from every ring's current band. The cost is a scan of nr_rings atomics,
  * paid only on band changes. */
-static enum bp_action decide(struct bp *bp, unsigned int ring, uint64_t now_ns)
+static enum backpressure_action decide(struct backpressure *bp, unsigned int ring, uint64_t now_ns)
 {
 	bool paused = atomic_load_explicit(&bp->paused, memory_order_relaxed);
 	unsigned int blame = bp->nr_rings;
 	bool all_low = true;
 
 	for (unsigned int i = 0; i < bp->nr_rings; i++) {
-		/* Acquire pairs with the acq_rel exchange in bp__report. */
+		/* Acquire pairs with the acq_rel exchange in backpressure__report. */
 		enum band b = atomic_load_explicit(&bp->rings[i].band, memory_order_acquire);
 
 		if (b != BAND_LOW)
@@ -121,8 +121,8 @@ static enum bp_action decide(struct bp *bp, unsigned int ring, uint64_t now_ns)
 		bp->rings[blame].pauses++;
 		bp->pause_start_ns = now_ns;
 		if (bp->fn)
-			bp->fn(bp->fn_ctx, BP_PAUSE, blame, now_ns);
-		return BP_PAUSE;
+			bp->fn(bp->fn_ctx, BACKPRESSURE_PAUSE, blame, now_ns);
+		return BACKPRESSURE_PAUSE;
 	}
 	if (paused && all_low) {
 		/* Clocks of different readers may disagree by a little: never count negative time. */
@@ -133,17 +133,17 @@ static enum bp_action decide(struct bp *bp, unsigned int ring, uint64_t now_ns)
 		if (d > bp->longest_pause_ns)
 			bp->longest_pause_ns = d;
 		if (bp->fn)
-			bp->fn(bp->fn_ctx, BP_RESUME, ring, now_ns);
-		return BP_RESUME;
+			bp->fn(bp->fn_ctx, BACKPRESSURE_RESUME, ring, now_ns);
+		return BACKPRESSURE_RESUME;
 	}
-	return BP_NONE;
+	return BACKPRESSURE_NONE;
 }
 
-int bp__report(struct bp *bp, unsigned int ring, unsigned int fill_permille, uint64_t now_ns)
+int backpressure__report(struct backpressure *bp, unsigned int ring, unsigned int fill_permille, uint64_t now_ns)
 {
-	struct bp_ring *r;
+	struct backpressure_ring *r;
 	enum band nb, ob;
-	enum bp_action a;
+	enum backpressure_action a;
 
 	if (ring >= bp->nr_rings)
 		return -EINVAL;
@@ -155,11 +155,11 @@ int bp__report(struct bp *bp, unsigned int ring, unsigned int fill_permille, uin
 	/* Fast path: same band as last time, nothing can change. */
 	nb = band_of(bp, fill_permille);
 	if (atomic_load_explicit(&r->band, memory_order_relaxed) == nb)
-		return BP_NONE;
+		return BACKPRESSURE_NONE;
 	/* The exchange gives every band change to exactly one reporter, which then re-decides. */
 	ob = atomic_exchange_explicit(&r->band, nb, memory_order_acq_rel);
 	if (ob == nb)
-		return BP_NONE;
+		return BACKPRESSURE_NONE;
 
 	pthread_mutex_lock(&bp->lock);
 	a = decide(bp, ring, now_ns);
@@ -167,14 +167,14 @@ int bp__report(struct bp *bp, unsigned int ring, unsigned int fill_permille, uin
 	return a;
 }
 
-bool bp__paused(const struct bp *bp)
+bool backpressure__paused(const struct backpressure *bp)
 {
 	return atomic_load_explicit(&bp->paused, memory_order_relaxed);
 }
 
-void bp__stats(struct bp *bp, uint64_t now_ns, struct bp_stats *ret_stats)
+void backpressure__stats(struct backpressure *bp, uint64_t now_ns, struct backpressure_stats *ret_stats)
 {
-	struct bp_stats s = { 0 };
+	struct backpressure_stats s = { 0 };
 
 	pthread_mutex_lock(&bp->lock);
 	s.nr_pauses = bp->nr_pauses;
@@ -193,7 +193,7 @@ void bp__stats(struct bp *bp, uint64_t now_ns, struct bp_stats *ret_stats)
 	*ret_stats = s;
 }
 
-uint64_t bp__ring_pauses(struct bp *bp, unsigned int ring)
+uint64_t backpressure__ring_pauses(struct backpressure *bp, unsigned int ring)
 {
 	uint64_t n;
 
@@ -205,14 +205,14 @@ uint64_t bp__ring_pauses(struct bp *bp, unsigned int ring)
 	return n;
 }
 
-unsigned int bp__ring_fill(const struct bp *bp, unsigned int ring)
+unsigned int backpressure__ring_fill(const struct backpressure *bp, unsigned int ring)
 {
 	if (ring >= bp->nr_rings)
 		return 0;
 	return atomic_load_explicit(&bp->rings[ring].fill, memory_order_relaxed);
 }
 
-void bp__free(struct bp *bp)
+void backpressure__free(struct backpressure *bp)
 {
 	if (!bp)
 		return;

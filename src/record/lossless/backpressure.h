@@ -9,20 +9,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct bp;
+struct backpressure;
 
-enum bp_action {
-	BP_NONE = 0,
-	BP_PAUSE,
-	BP_RESUME,
+enum backpressure_action {
+	BACKPRESSURE_NONE = 0,
+	BACKPRESSURE_PAUSE,
+	BACKPRESSURE_RESUME,
 };
 
 /* Called with the controller's transition lock held, so calls come in the order the transitions
  * were decided and never overlap: PAUSE, RESUME, PAUSE... The callback must not call back into
  * the controller. ring is the ring whose report caused the transition. */
-typedef void (*bp_action_fn)(void *ctx, enum bp_action action, unsigned int ring, uint64_t now_ns);
+typedef void (*backpressure_action_fn)(void *ctx, enum backpressure_action action, unsigned int ring, uint64_t now_ns);
 
-struct bp_stats {
+struct backpressure_stats {
 	uint64_t nr_pauses;            /* PAUSE transitions so far */
 	uint64_t paused_ns;            /* total paused time, including the pause in progress */
 	uint64_t longest_pause_ns;     /* longest single pause, including the one in progress */
@@ -33,33 +33,33 @@ struct bp_stats {
 /* A controller for nr_rings rings (>= 1) with watermarks in permille of a ring's size:
  * 0 < low < high < 1000 (a ring counts as over when fill > high, as drained when fill < low).
  * Returns NULL with errno EINVAL (bad arguments) or ENOMEM. */
-struct bp *bp__new(unsigned int nr_rings, unsigned int high_permille, unsigned int low_permille);
+struct backpressure *backpressure__new(unsigned int nr_rings, unsigned int high_permille, unsigned int low_permille);
 
 /* Optional: have fn(ctx, ...) run for each transition, under the transition lock, before
- * bp__report returns it. Use it to pause/resume the target: two readers that receive PAUSE and
+ * backpressure__report returns it. Use it to pause/resume the target: two readers that receive PAUSE and
  * RESUME back to back cannot then apply them in the wrong order. Call before the first report. */
-void bp__set_action_fn(struct bp *bp, bp_action_fn fn, void *ctx);
+void backpressure__set_action_fn(struct backpressure *bp, backpressure_action_fn fn, void *ctx);
 
 /* Ring `ring` is fill_permille full (values above 1000 count as 1000) at time now_ns (any
- * monotonic clock, the same for every caller). Returns BP_PAUSE or BP_RESUME when this report
- * made the controller change state, BP_NONE otherwise, or -EINVAL for a ring out of range.
+ * monotonic clock, the same for every caller). Returns BACKPRESSURE_PAUSE or BACKPRESSURE_RESUME when this report
+ * made the controller change state, BACKPRESSURE_NONE otherwise, or -EINVAL for a ring out of range.
  * Safe to call from any number of threads at once. */
-int bp__report(struct bp *bp, unsigned int ring, unsigned int fill_permille, uint64_t now_ns);
+int backpressure__report(struct backpressure *bp, unsigned int ring, unsigned int fill_permille, uint64_t now_ns);
 
 /* Whether the controller is in the paused state (a relaxed snapshot). */
-bool bp__paused(const struct bp *bp);
+bool backpressure__paused(const struct backpressure *bp);
 
 /* Accounting as of now_ns (used only to count the pause in progress, if any). */
-void bp__stats(struct bp *bp, uint64_t now_ns, struct bp_stats *ret_stats);
+void backpressure__stats(struct backpressure *bp, uint64_t now_ns, struct backpressure_stats *ret_stats);
 
 /* How many pauses ring `ring` caused (its report crossed the high mark while running); 0 for a
  * ring out of range. The per-ring counts sum to nr_pauses. */
-uint64_t bp__ring_pauses(struct bp *bp, unsigned int ring);
+uint64_t backpressure__ring_pauses(struct backpressure *bp, unsigned int ring);
 
 /* The last fill level reported for ring (0 before any report or for a ring out of range). */
-unsigned int bp__ring_fill(const struct bp *bp, unsigned int ring);
+unsigned int backpressure__ring_fill(const struct backpressure *bp, unsigned int ring);
 
 /* NULL is a no-op. */
-void bp__free(struct bp *bp);
+void backpressure__free(struct backpressure *bp);
 
 #endif

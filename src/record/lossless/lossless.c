@@ -20,7 +20,7 @@
 #include "ringbuf/ringbuf.h"
 
 struct lossless {
-	struct bp *bp;
+	struct backpressure *bp;
 	/* the watcher: samples every ring's fill level on a short timer, so a reader that is
 	 * busy compressing or blocked in write() cannot hide a filling ring */
 	pthread_t watcher;
@@ -49,16 +49,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static void on_action(void *ctx, enum bp_action a, unsigned int ring, uint64_t now)
+static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
 	struct lossless *ll = ctx;
 	int r = 0;
 
 	pthread_mutex_lock(&ll->lock);
 	if (!atomic_load(&ll->released)) {
-		if (a == BP_PAUSE)
+		if (a == BACKPRESSURE_PAUSE)
 			r = pauser__pause(ll->p);
-		else if (a == BP_RESUME)
+		else if (a == BACKPRESSURE_RESUME)
 			r = pauser__resume(ll->p);
 		if (r < 0 && !ll->action_err)
 			ll->action_err = r;
@@ -83,12 +83,12 @@ static uint64_t look(struct lossless *ll)
 
 		ll->heads[i] = ringbuf__head(ll->rings[i]);
 		ll->used[i] = ringbuf__used(ll->rings[i]);
-		bp__report(ll->bp, (unsigned int)i,
+		backpressure__report(ll->bp, (unsigned int)i,
 			   ll->used[i] >= size ? 1000 : (unsigned int)(ll->used[i] * 1000 / size), t);
 	}
 	atomic_fetch_add_explicit(&ll->looks, 1, memory_order_relaxed);
 	sleep = lookahead__next(ll->la, ll->heads, ll->used, t);
-	if (bp__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
+	if (backpressure__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
 		sleep = WATCH_PAUSED_NS;
 	return sleep;
 }
@@ -172,7 +172,7 @@ void lossless__free(struct lossless *ll)
 	lossless__release(ll);
 	stop_watcher(ll);
 	pauser__free(ll->p);
-	bp__free(ll->bp);
+	backpressure__free(ll->bp);
 	pthread_mutex_destroy(&ll->lock);
 	sem_destroy(&ll->watcher_up);
 	free(ll->by_ring);
@@ -208,7 +208,7 @@ struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
 	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));
 	if (!ll->by_ring)
 		goto fail;
-	ll->bp = bp__new((unsigned int)o->nr_rings, o->high_permille, o->low_permille);
+	ll->bp = backpressure__new((unsigned int)o->nr_rings, o->high_permille, o->low_permille);
 	if (!ll->bp) {
 		e = errno;
 		if (asprintf(ret_why, "invalid watermarks (high %u%%, low %u%%): low must be at least 0.1%% and below high, high below 100%%",
@@ -230,7 +230,7 @@ struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
 		errno = e;
 		goto fail;
 	}
-	bp__set_action_fn(ll->bp, on_action, ll);
+	backpressure__set_action_fn(ll->bp, on_action, ll);
 	return ll;
 fail:
 	e = errno;
@@ -248,7 +248,7 @@ void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille)
 {
 	if (!ll || atomic_load_explicit(&ll->released, memory_order_relaxed))
 		return;
-	bp__report(ll->bp, (unsigned int)ring, permille, now_ns());
+	backpressure__report(ll->bp, (unsigned int)ring, permille, now_ns());
 }
 
 void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid)
@@ -274,18 +274,18 @@ void lossless__release(struct lossless *ll)
 
 void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 {
-	struct bp_stats bs;
+	struct backpressure_stats bs;
 
 	memset(s, 0, sizeof(*s));
 	if (!ll)
 		return;
-	bp__stats(ll->bp, now_ns(), &bs);
+	backpressure__stats(ll->bp, now_ns(), &bs);
 	s->mechanism = pauser__mechanism_name(ll->p);
 	s->pauses = bs.nr_pauses;
 	s->paused_total = bs.paused_ns / 1e9;
 	s->paused_longest = bs.longest_pause_ns / 1e9;
 	for (size_t i = 0; i < ll->nr_rings; i++)
-		ll->by_ring[i] = bp__ring_pauses(ll->bp, (unsigned int)i);
+		ll->by_ring[i] = backpressure__ring_pauses(ll->bp, (unsigned int)i);
 	s->pauses_by_ring = ll->by_ring;
 	s->nr_rings = ll->nr_rings;
 	s->action_error = ll->action_err;
