@@ -362,7 +362,7 @@ START_TEST(test_layout)
 	uint32_t comp[5];
 	ck_assert_uint_eq(ft.sec[FEAT_COMPRESSED].size, 20);
 	memcpy(comp, f.data + ft.sec[FEAT_COMPRESSED].offset, 20);
-	ck_assert_uint_eq(comp[0], 1);     /* version */
+	ck_assert_uint_eq(comp[0], 0);     /* version, as perf 6.1 writes it */
 	ck_assert_uint_eq(comp[1], 1);     /* zstd */
 	ck_assert_uint_eq(comp[2], 3);     /* level */
 	ck_assert_uint_eq(comp[3], 10);    /* 1000 / 104 rounded */

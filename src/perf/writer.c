@@ -532,7 +532,7 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 		size_t mmap_len = w->comp_mmap_len ? w->comp_mmap_len : COMPRESS_MAX_DECOMPRESSED;
 
 		feat_begin(l, b, FEAT_COMPRESSED);
-		fbuf__put_u32(b, 1); /* version */
+		fbuf__put_u32(b, 0); /* version: perf 6.1 writes 0 and perfparser accepts only 0 */
 		fbuf__put_u32(b, 1); /* type: zstd */
 		fbuf__put_u32(b, (uint32_t)w->comp_level);
 		fbuf__put_u32(b, ratio > UINT32_MAX ? UINT32_MAX : (uint32_t)ratio);
