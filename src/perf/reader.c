@@ -68,6 +68,7 @@ struct perf_reader {
 
 	uint64_t nr_unordered;
 	size_t ordered_max_bytes;
+	struct perf_reader_stats walk_stats; /* counts of the last iteration */
 
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
@@ -811,6 +812,11 @@ const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r
 	return NULL;
 }
 
+const struct perf_reader_stats *perf_reader__walk_stats(const struct perf_reader *r)
+{
+	return &r->walk_stats;
+}
+
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
 {
 	return r->nr_unordered;
@@ -875,6 +881,25 @@ static int fail(struct walk *w, int err)
 	return STOP;
 }
 
+/* Decompressed records are counted here; plain ones (COMPRESSED containers among them) were
+ * counted by walk_records. */
+static void count_record(struct perf_reader_stats *s, const struct perf_event_header *h,
+			 bool compressed)
+{
+	if (compressed) {
+		s->total++;
+		if (h->type < PERF_RECORD_HEADER_MAX)
+			s->nr_by_type[h->type]++;
+		else
+			s->nr_other++;
+	}
+	/* LOST: {u64 id, u64 lost}; LOST_SAMPLES: {u64 lost}. */
+	if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16)
+		s->total_lost += rd64((const uint8_t *)(h + 1) + 8);
+	else if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= sizeof(*h) + 8)
+		s->total_lost_samples += rd64(h + 1);
+}
+
 static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t off,
 		   bool compressed, bool stable)
 {
@@ -888,6 +913,8 @@ static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t o
 	if (rec.attr_index < 0)
 		rec.attr_index = -1;
 	rec.time = record_time(w->r, h, rec.attr_index);
+	if (w->stats)
+		count_record(w->stats, h, compressed);
 	return w->sink(w, &rec, stable);
 }
 
@@ -1023,8 +1050,12 @@ static int sink_direct(struct walk *w, const struct perf_reader_record *rec, boo
 
 int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx)
 {
-	struct walk w = { .r = r, .sink = sink_direct, .fn = fn, .ctx = ctx };
-	int err = walk_records(&w);
+	struct walk w = { .r = r, .sink = sink_direct, .fn = fn, .ctx = ctx,
+			  .stats = &r->walk_stats };
+	int err;
+
+	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
+	err = walk_records(&w);
 
 	walk_fini(&w);
 	return err;
@@ -1147,9 +1178,11 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec, bo
 
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx)
 {
-	struct walk w = { .r = r, .sink = sink_ordered, .fn = fn, .ctx = ctx };
+	struct walk w = { .r = r, .sink = sink_ordered, .fn = fn, .ctx = ctx,
+			  .stats = &r->walk_stats };
 	int err;
 
+	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
 	r->nr_unordered = 0;
 	err = walk_records(&w);
 	/* Damage is not an error: what was read before it is still delivered. */
@@ -1164,22 +1197,6 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
 
 static int sink_count(struct walk *w, const struct perf_reader_record *rec, bool stable)
 {
-	const struct perf_event_header *h = rec->hdr;
-	struct perf_reader_stats *s = w->stats;
-
-	/* Decompressed records: counted here; plain ones were counted by the walk. */
-	if (rec->compressed) {
-		s->total++;
-		if (h->type < PERF_RECORD_HEADER_MAX)
-			s->nr_by_type[h->type]++;
-		else
-			s->nr_other++;
-	}
-	/* LOST: {u64 id, u64 lost}; LOST_SAMPLES: {u64 lost}. */
-	if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16)
-		s->total_lost += rd64((const uint8_t *)(h + 1) + 8);
-	else if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= sizeof(*h) + 8)
-		s->total_lost_samples += rd64(h + 1);
 	return 0;
 }
 

@@ -138,6 +138,10 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
  * (perf's "N out of order events"). */
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r);
 
+/* The counts perf_reader__stats would give, taken by the last for_each or for_each_ordered as it
+ * went (up to where it stopped): no second pass over the file. */
+const struct perf_reader_stats *perf_reader__walk_stats(const struct perf_reader *r);
+
 /* Count records (a file-order pass). Returns 0 or -ENOMEM; damage stops the count. */
 int perf_reader__stats(struct perf_reader *r, struct perf_reader_stats *ret);
 /* perf's name of a record type ("SAMPLE", "FINISHED_ROUND"), or NULL when unknown. */

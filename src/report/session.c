@@ -1,0 +1,525 @@
+/* The report session: one time-ordered pass over a perf.data. Records are applied to the machine
+ * on the calling thread; samples are gathered in batches, each holding a reference to its
+ * process's map snapshot at its time, unwound over the workqueue's parallel_for with one
+ * unwinder per slice taken from the session's pool, then handed to the sinks in order. The
+ * invariant: a batch is delivered before a sample of the next one is parsed, so sinks see time
+ * order and snapshots are put as soon as their samples have been delivered. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/workqueue.h"
+#include "perf/abi.h"
+#include "report/session.h"
+#include "unwind/symbols.h"
+
+#define BATCH 2048
+#define ARENA_SIZE (24u << 20)
+#define NAME_LEN 96
+
+struct item {
+	struct perf_sample s;
+	struct map_snapshot *snap;
+	const char *comm;
+	size_t attr;
+	bool filtered;          /* counted, not unwound */
+	int nr_frames;
+	struct unwind_frame *frames;
+};
+
+struct report_session {
+	struct report_session_opts opts;
+	struct perf_reader *r;
+	struct machine *m;
+	struct wq *wq;
+	unsigned int nr_threads;
+	bool ran;
+
+	struct report_sink *sinks;
+	size_t nr_sinks;
+
+	/* the batch */
+	struct item *items;
+	size_t nr_items;
+	uint8_t *arena;
+	size_t arena_used;
+	struct unwind_frame *frame_pool;
+
+	/* unwinders: one per slice of a batch, returned to the pool after it */
+	pthread_mutex_t pool_lock;
+	struct unwinder **pool;
+	size_t nr_pool, nr_unwinders;
+	struct unwinder **all;
+
+	struct report_session_stats st;
+	uint64_t *attr_samples, *attr_lost;
+	char (*names)[NAME_LEN];
+};
+
+static bool in_list(const int32_t *l, size_t n, int32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i] == v)
+			return true;
+	return false;
+}
+
+static bool comm_in_list(const char *const *l, size_t n, const char *v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v && !strcmp(l[i], v))
+			return true;
+	return false;
+}
+
+static struct unwinder *pool_get(struct report_session *s)
+{
+	struct unwinder *u = NULL;
+
+	pthread_mutex_lock(&s->pool_lock);
+	if (s->nr_pool) {
+		u = s->pool[--s->nr_pool];
+	} else if (s->nr_unwinders < s->nr_threads) {
+		u = unwinder__new();
+		if (u)
+			s->all[s->nr_unwinders++] = u;
+	}
+	pthread_mutex_unlock(&s->pool_lock);
+	return u;
+}
+
+static void pool_put(struct report_session *s, struct unwinder *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&s->pool_lock);
+	s->pool[s->nr_pool++] = u;
+	pthread_mutex_unlock(&s->pool_lock);
+}
+
+static void unwind_item(struct report_session *s, struct unwinder *u, struct item *it)
+{
+	int n;
+
+	if (it->filtered) {
+		it->nr_frames = 1;
+		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
+		return;
+	}
+	n = u ? unwinder__unwind(u, it->snap, &it->s, it->frames, s->opts.max_stack) : -ENOMEM;
+	if (n <= 0) {
+		it->nr_frames = 1;
+		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
+		unwind_frame__resolve(it->snap, it->s.ip, true, &it->frames[0]);
+	} else {
+		it->nr_frames = n;
+	}
+}
+
+/* One slice of the batch: at most nr_threads slices run at once, so the pool never runs dry. */
+static void unwind_slice(size_t slice, void *arg)
+{
+	struct report_session *s = arg;
+	size_t per = (s->nr_items + s->nr_threads - 1) / s->nr_threads;
+	size_t lo = slice * per, hi = lo + per < s->nr_items ? lo + per : s->nr_items;
+	struct unwinder *u = pool_get(s);
+
+	for (size_t i = lo; i < hi; i++)
+		unwind_item(s, u, &s->items[i]);
+	pool_put(s, u);
+}
+
+static int deliver_item(struct report_session *s, struct item *it)
+{
+	const struct perf_reader_attr *a = perf_reader__attr(s->r, it->attr);
+	struct report_session_sample rs = {
+		.attr = it->attr,
+		.raw = &it->s,
+		.comm = it->comm ? it->comm : ":unknown",
+		.cpu = (a->attr.sample_type & PERF_SAMPLE_CPU) ? (int32_t)it->s.cpu : -1,
+		.period = it->s.period ? it->s.period : 1,
+		.filtered = it->filtered,
+		.maps = it->snap,
+		.nr_frames = (size_t)it->nr_frames,
+		.frames = it->frames,
+	};
+
+	s->st.nr_frames += rs.nr_frames;
+	for (size_t k = 0; k < s->nr_sinks; k++) {
+		int e = s->sinks[k].sample(s->sinks[k].ctx, &rs);
+
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+static int flush_batch(struct report_session *s)
+{
+	size_t nr_slices;
+	int ret = 0;
+
+	if (!s->nr_items)
+		return 0;
+	nr_slices = s->nr_threads < s->nr_items ? s->nr_threads : s->nr_items;
+	if (!s->wq || wq__parallel_for(s->wq, nr_slices, 1, unwind_slice, s) < 0) {
+		struct unwinder *u = pool_get(s);
+
+		for (size_t i = 0; i < s->nr_items; i++)
+			unwind_item(s, u, &s->items[i]);
+		pool_put(s, u);
+	}
+	for (size_t i = 0; i < s->nr_items; i++) {
+		if (!ret)
+			ret = deliver_item(s, &s->items[i]);
+		map_snapshot__put(s->items[i].snap);
+	}
+	s->nr_items = 0;
+	s->arena_used = 0;
+	return ret;
+}
+
+static bool keep_sample(const struct report_session *s, const struct perf_sample *ps)
+{
+	const struct report_session_opts *o = &s->opts;
+
+	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, (int32_t)ps->cpu))
+		return false;
+	if ((o->time_start || o->time_end) &&
+	    (ps->time < o->time_start || (o->time_end && ps->time > o->time_end)))
+		return false;
+	return true;
+}
+
+static int on_sample(struct report_session *s, const struct perf_reader_record *rec)
+{
+	const struct perf_event_header *h = rec->hdr;
+	const struct report_session_opts *o = &s->opts;
+	size_t a = rec->attr_index < 0 || (size_t)rec->attr_index >= s->st.nr_attrs ?
+			   0 : (size_t)rec->attr_index;
+	struct item *it;
+	uint8_t *copy;
+
+	s->attr_samples[a]++;
+	if (s->nr_items == BATCH || s->arena_used + h->size > ARENA_SIZE) {
+		int e = flush_batch(s);
+
+		if (e)
+			return e;
+	}
+	it = &s->items[s->nr_items];
+	copy = s->arena + s->arena_used;
+	memcpy(copy, h, h->size);
+	if (perf_sample__parse(&perf_reader__attr(s->r, a)->attr, (void *)copy, &it->s) < 0) {
+		s->st.nr_bad_samples++;
+		return 0;
+	}
+	if (!keep_sample(s, &it->s))
+		return 0;
+	s->arena_used += (h->size + 7) & ~7u;
+	s->st.nr_samples++;
+	it->attr = a;
+	it->comm = machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
+	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||
+		       (o->nr_tids && !in_list(o->tids, o->nr_tids, (int32_t)it->s.tid)) ||
+		       (o->nr_comms && !comm_in_list(o->comms, o->nr_comms, it->comm));
+	it->snap = machine__snapshot(s->m, (int32_t)it->s.pid);
+	if (!it->snap)
+		return -ENOMEM;
+	it->frames = s->frame_pool + s->nr_items * (size_t)o->max_stack;
+	s->nr_items++;
+	return 0;
+}
+
+static void count_lost(struct report_session *s, const struct perf_reader_record *rec)
+{
+	const struct perf_event_header *h = rec->hdr;
+	size_t a = rec->attr_index < 0 || (size_t)rec->attr_index >= s->st.nr_attrs ?
+			   0 : (size_t)rec->attr_index;
+	uint64_t n;
+
+	if (h->size < sizeof(*h) + 8)
+		return;
+	memcpy(&n, h + 1, 8);
+	s->attr_lost[a] += n;
+}
+
+static int on_record(const struct perf_reader_record *rec, void *arg)
+{
+	struct report_session *s = arg;
+	const struct perf_event_header *h = rec->hdr;
+
+	if (h->type == PERF_RECORD_SAMPLE)
+		return on_sample(s, rec);
+	if (h->type == PERF_RECORD_LOST_SAMPLES)
+		count_lost(s, rec);
+	if (h->type < PERF_RECORD_USER_TYPE_START) {
+		/* A record that changes maps must not overtake batched samples that came before
+		 * it: their snapshots are already taken, so nothing to flush. */
+		int e = machine__process(s->m, h);
+
+		if (e == -ENOMEM)
+			return e;
+	}
+	return 0;
+}
+
+static int on_count(const struct perf_reader_record *rec, void *arg)
+{
+	struct report_session *s = arg;
+	size_t a = rec->attr_index < 0 || (size_t)rec->attr_index >= s->st.nr_attrs ?
+			   0 : (size_t)rec->attr_index;
+
+	if (rec->hdr->type == PERF_RECORD_SAMPLE)
+		s->attr_samples[a]++;
+	else if (rec->hdr->type == PERF_RECORD_LOST_SAMPLES)
+		count_lost(s, rec);
+	return 0;
+}
+
+static void name_events(struct report_session *s)
+{
+	for (size_t i = 0; i < s->st.nr_attrs; i++) {
+		const struct perf_reader_attr *a = perf_reader__attr(s->r, i);
+		const char *n = NULL;
+
+		if (a->name)
+			n = a->name;
+		else if (a->attr.type == PERF_TYPE_SOFTWARE && a->attr.config == PERF_COUNT_SW_CPU_CLOCK)
+			n = "cpu-clock";
+		else if (a->attr.type == PERF_TYPE_SOFTWARE &&
+			 a->attr.config == PERF_COUNT_SW_TASK_CLOCK)
+			n = "task-clock";
+		else if (a->attr.type == PERF_TYPE_HARDWARE &&
+			 a->attr.config == PERF_COUNT_HW_CPU_CYCLES)
+			n = "cycles";
+		if (n)
+			snprintf(s->names[i], NAME_LEN, "%s", n);
+		else
+			snprintf(s->names[i], NAME_LEN, "event %zu (type %u, config %#llx)", i,
+				 a->attr.type, (unsigned long long)a->attr.config);
+	}
+}
+
+/* Kernel symbols from /proc/kallsyms only when the file was recorded on the running kernel; a
+ * file without features (its recorder was killed) names no kernel: take it for this one, as perf
+ * does. */
+static struct machine *machine_for(struct perf_reader *r)
+{
+	const struct perf_reader_info *in = perf_reader__info(r);
+	struct machine_opts mo = { 0 };
+	const uint8_t *kid = NULL;
+	size_t kid_len = 0;
+	struct machine *m;
+
+	for (size_t i = 0; i < in->nr_build_ids; i++)
+		if (!strcmp(in->build_ids[i].path, "[kernel.kallsyms]")) {
+			kid = in->build_ids[i].id;
+			kid_len = in->build_ids[i].id_len;
+		}
+	if (kallsyms__matches_running(in->osrelease, kid, kid_len) || (!in->osrelease && !kid)) {
+		mo.kallsyms = "/proc/kallsyms";
+		mo.running_vdso = true;
+	}
+	m = machine__new(&mo);
+	for (size_t i = 0; m && i < in->nr_build_ids; i++)
+		if (machine__set_build_id(m, in->build_ids[i].path, in->build_ids[i].id,
+					  in->build_ids[i].id_len) < 0) {
+			machine__free(m);
+			return NULL;
+		}
+	return m;
+}
+
+static int session_setup(struct report_session *s)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t na = perf_reader__nr_attrs(s->r);
+
+	s->nr_threads = s->opts.jobs ? s->opts.jobs : (unsigned int)(online > 0 ? online : 1);
+	s->st.nr_attrs = na ? na : 1;
+	s->attr_samples = calloc(s->st.nr_attrs, sizeof(uint64_t));
+	s->attr_lost = calloc(s->st.nr_attrs, sizeof(uint64_t));
+	s->names = calloc(s->st.nr_attrs, NAME_LEN);
+	s->pool = calloc(s->nr_threads, sizeof(*s->pool));
+	s->all = calloc(s->nr_threads, sizeof(*s->all));
+	s->m = machine_for(s->r);
+	if (!s->attr_samples || !s->attr_lost || !s->names || !s->pool || !s->all || !s->m)
+		return -ENOMEM;
+	s->st.attr_samples = s->attr_samples;
+	s->st.attr_lost_samples = s->attr_lost;
+	if (na)
+		name_events(s);
+	else
+		snprintf(s->names[0], NAME_LEN, "unknown");
+	return 0;
+}
+
+struct report_session *report_session__open(const char *path, const struct report_session_opts *opts,
+					    const char **ret_reason)
+{
+	struct report_session *s;
+	const char *reason = NULL;
+	struct perf_reader_opts rdo = { .ret_reason = &reason };
+	int e;
+
+	if (opts && (opts->max_stack < 0 || opts->max_stack > 1024 || opts->jobs > 256)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->pool_lock, NULL);
+	if (opts)
+		s->opts = *opts;
+	if (!s->opts.max_stack)
+		s->opts.max_stack = 127;
+	rdo.ordered_max_bytes = s->opts.ordered_max_bytes;
+	s->r = perf_reader__open(path, &rdo);
+	if (!s->r) {
+		e = errno;
+		if (ret_reason)
+			*ret_reason = reason;
+		report_session__free(s);
+		errno = e;
+		return NULL;
+	}
+	e = session_setup(s);
+	if (e < 0) {
+		report_session__free(s);
+		errno = -e;
+		return NULL;
+	}
+	return s;
+}
+
+struct perf_reader *report_session__reader(struct report_session *s)
+{
+	return s->r;
+}
+
+int report_session__add_sink(struct report_session *s, const struct report_sink *sink)
+{
+	struct report_sink *n = realloc(s->sinks, (s->nr_sinks + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	s->sinks = n;
+	s->sinks[s->nr_sinks++] = *sink;
+	return 0;
+}
+
+static int run_setup(struct report_session *s)
+{
+	/* the calling thread unwinds too: one worker fewer than threads */
+	struct wq_opts wo = { .nr_workers = s->nr_threads - 1, .scope = TOPO_SCOPE_SYSTEM,
+			      .name = "preport" };
+
+	s->items = calloc(BATCH, sizeof(*s->items));
+	s->arena = malloc(ARENA_SIZE);
+	s->frame_pool = malloc(sizeof(struct unwind_frame) * BATCH * (size_t)s->opts.max_stack);
+	if (!s->items || !s->arena || !s->frame_pool)
+		return -ENOMEM;
+	if (wo.nr_workers) {
+		s->wq = wq__new(&wo);
+		if (!s->wq)
+			s->nr_threads = 1; /* run on this thread alone */
+	}
+	return 0;
+}
+
+static void sum_unwind_stats(struct report_session *s)
+{
+	struct unwinder_stats us, *t = &s->st.unwind;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < s->nr_unwinders; i++) {
+		unwinder__stats(s->all[i], &us);
+		t->samples += us.samples;
+		t->dwarf_samples += us.dwarf_samples;
+		t->frames += us.frames;
+		t->dwarf_errors += us.dwarf_errors;
+		t->truncated += us.truncated;
+		t->flushes += us.flushes;
+		t->address_spaces += us.address_spaces;
+		t->sigprocmask_skipped += us.sigprocmask_skipped;
+	}
+	s->st.nr_threads = s->nr_threads;
+}
+
+int report_session__run(struct report_session *s)
+{
+	int e, ret;
+
+	if (s->ran)
+		return -EALREADY;
+	s->ran = true;
+	e = run_setup(s);
+	if (e < 0)
+		return e;
+	ret = perf_reader__for_each_ordered(s->r, on_record, s);
+	e = flush_batch(s);
+	if (!ret)
+		ret = e;
+	s->st.records = *perf_reader__walk_stats(s->r);
+	sum_unwind_stats(s);
+	for (size_t k = 0; k < s->nr_sinks; k++) {
+		if (!s->sinks[k].finish)
+			continue;
+		e = s->sinks[k].finish(s->sinks[k].ctx, s);
+		if (!ret)
+			ret = e;
+	}
+	return ret;
+}
+
+int report_session__count(struct report_session *s)
+{
+	int e;
+
+	if (s->ran)
+		return -EALREADY;
+	s->ran = true;
+	e = perf_reader__for_each(s->r, on_count, s);
+	s->st.records = *perf_reader__walk_stats(s->r);
+	return e;
+}
+
+const struct report_session_stats *report_session__stats(struct report_session *s)
+{
+	return &s->st;
+}
+
+const char *report_session__event_name(struct report_session *s, size_t idx)
+{
+	return idx < s->st.nr_attrs ? s->names[idx] : "unknown";
+}
+
+void report_session__free(struct report_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_items; i++)
+		map_snapshot__put(s->items[i].snap);
+	wq__free(s->wq);
+	for (size_t i = 0; i < s->nr_unwinders; i++)
+		unwinder__free(s->all[i]);
+	machine__free(s->m);
+	perf_reader__close(s->r);
+	pthread_mutex_destroy(&s->pool_lock);
+	free(s->all);
+	free(s->pool);
+	free(s->items);
+	free(s->arena);
+	free(s->frame_pool);
+	free(s->sinks);
+	free(s->attr_samples);
+	free(s->attr_lost);
+	free(s->names);
+	free(s);
+}

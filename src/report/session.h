@@ -1,0 +1,104 @@
+/* A report session: the report side's counterpart of the record session. It opens a perf.data,
+ * runs one time-ordered pass (maps per process, samples batched with a snapshot of their maps,
+ * unwound and symbolized on every worker of a workqueue) and hands each resolved sample, in time
+ * order, to the sinks added to it (aggregation, folded stacks, flame graph, pprof, ...). Record
+ * counts for the header and the warnings come from the same pass. preport and precordd share it. */
+#ifndef PRECORD_REPORT_SESSION_H
+#define PRECORD_REPORT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf/reader.h"
+#include "perf/sample.h"
+#include "unwind/maps.h"
+#include "unwind/unwinder.h"
+
+struct report_session;
+
+struct report_session_opts {
+	unsigned int jobs;        /* threads that unwind, the caller's included; 0: online CPUs */
+	int max_stack;            /* deepest stack unwound; 0: 127 */
+	/* Samples on other CPUs are dropped (not counted at all). */
+	const int32_t *cpus;
+	size_t nr_cpus;
+	/* Samples of other pids / tids / comms are delivered with filtered set and only their
+	 * sampled ip (not unwound): perf counts them in the totals but shows no row. */
+	const int32_t *pids, *tids;
+	size_t nr_pids, nr_tids;
+	const char *const *comms;
+	size_t nr_comms;
+	/* Only samples with time in [time_start, time_end] (ns, perf's clock); 0, 0: all. */
+	uint64_t time_start, time_end;
+	/* Passed to the reader (see perf_reader_opts). */
+	size_t ordered_max_bytes;
+};
+
+/* One resolved sample, valid during the sink's call only. */
+struct report_session_sample {
+	size_t attr;                        /* event index in the file */
+	const struct perf_sample *raw;      /* the decoded record */
+	const char *comm;                   /* ":unknown" when no COMM named the thread */
+	int32_t cpu;                        /* -1 when the file has no PERF_SAMPLE_CPU */
+	uint64_t period;                    /* >= 1 */
+	bool filtered;                      /* by pid / tid / comm: frames[0] is the bare ip */
+	const struct map_snapshot *maps;    /* the process's maps at the sample's time */
+	size_t nr_frames;                   /* >= 1 */
+	const struct unwind_frame *frames;  /* leaf first */
+};
+
+/* A consumer of resolved samples. sample is called in time order on the thread that runs the
+ * session; a non-zero return stops the pass and is returned by report_session__run. finish (may
+ * be NULL) is called once after the pass, also when it stopped at damage. */
+struct report_sink {
+	int (*sample)(void *ctx, const struct report_session_sample *s);
+	int (*finish)(void *ctx, struct report_session *s);
+	void *ctx;
+};
+
+/* Record counts of the pass, as perf's header and warnings and --stats show them. */
+struct report_session_stats {
+	struct perf_reader_stats records;   /* by type; COMPRESSED containers and content both */
+	uint64_t nr_samples;                /* samples delivered to the sinks */
+	uint64_t nr_bad_samples;            /* SAMPLE records that could not be decoded */
+	uint64_t nr_frames;                 /* frames delivered */
+	const uint64_t *attr_samples;       /* per event: SAMPLE records */
+	const uint64_t *attr_lost_samples;  /* per event: sum of LOST_SAMPLES.lost */
+	size_t nr_attrs;
+	struct unwinder_stats unwind;       /* summed over the session's unwinders */
+	unsigned int nr_threads;            /* threads that unwound */
+};
+
+/* Open path and set up the machine (kernel symbols when the file was recorded on this kernel)
+ * and the workers. opts may be NULL. Returns NULL with errno set (as perf_reader__open, EINVAL
+ * for bad opts, ENOMEM); *ret_reason (may be NULL) then says why the reader refused the file. */
+struct report_session *report_session__open(const char *path, const struct report_session_opts *opts,
+					    const char **ret_reason);
+
+/* The session's reader (header, attrs, features, damage). Owned by the session. */
+struct perf_reader *report_session__reader(struct report_session *s);
+
+/* Add a sink; sinks see each sample in the order they were added. Returns 0 or -ENOMEM. */
+int report_session__add_sink(struct report_session *s, const struct report_sink *sink);
+
+/* The pass: every record in perf's time order, samples resolved and delivered to the sinks, then
+ * each sink's finish. Damage stops the pass early but is not an error (see
+ * perf_reader__damage()). Call it once. Returns 0, a sink's non-zero value, -EALREADY when run
+ * before, or -ENOMEM. */
+int report_session__run(struct report_session *s);
+
+/* Counts only: every record in file order, no unwinding, no sink called (for --stats). Returns
+ * 0 or -ENOMEM. */
+int report_session__count(struct report_session *s);
+
+/* The counts of the last run or count. Valid until report_session__free. */
+const struct report_session_stats *report_session__stats(struct report_session *s);
+
+/* perf's name of event idx ("cpu-clock", or the EVENT_DESC name). Valid until free. */
+const char *report_session__event_name(struct report_session *s, size_t idx);
+
+/* Free everything, the reader included. NULL is a no-op. */
+void report_session__free(struct report_session *s);
+
+#endif

@@ -1,0 +1,322 @@
+/* Tests of the report session without the CLI: a perf.data is synthesized with the writer (a
+ * COMM, an MMAP of this very test program and samples whose callchains point at functions of
+ * it, written out of time order), run through a session with a recording sink and with the
+ * aggregation sink, and checked: time order, symbols, filters, the time range, counts from the
+ * same pass, sinks stopping the pass, a second run refused. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "perf/writer.h"
+#include "report/aggregate.h"
+#include "report/session.h"
+#include "unwind/symbols.h"
+
+#define ST (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+__attribute__((noinline)) void session_test_leaf(void)
+{
+	__asm__ volatile("nop; nop; nop; nop");
+}
+
+__attribute__((noinline)) void session_test_caller(void)
+{
+	session_test_leaf();
+	__asm__ volatile("nop; nop; nop; nop");
+}
+
+static char dir[64];
+
+static const char *path_in(const char *name)
+{
+	static char p[128];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return p;
+}
+
+/* The executable mapping of this program that holds addr: start, end, pgoff, path. */
+static void self_map(uint64_t addr, uint64_t *start, uint64_t *end, uint64_t *pgoff, char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 128];
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8];
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4)
+			continue;
+		if (addr < s || addr >= e)
+			continue;
+		*start = s;
+		*end = e;
+		*pgoff = off;
+		strcpy(path, line + n);
+		path[strcspn(path, "\n")] = 0;
+		fclose(f);
+		return;
+	}
+	fclose(f);
+	ck_abort_msg("no mapping holds %#llx", (unsigned long long)addr);
+}
+
+static void put(struct perf_writer *w, const void *rec, size_t len)
+{
+	struct iovec iov = { (void *)rec, len };
+
+	ck_assert_int_eq(perf_writer__append(w, &iov, 1), 0);
+}
+
+static void put_comm(struct perf_writer *w, uint32_t pid, const char *comm)
+{
+	struct { struct perf_event_header h; uint32_t pid, tid; char comm[16]; } r = {
+		.h = { PERF_RECORD_COMM, 0, sizeof(r) }, .pid = pid, .tid = pid };
+
+	snprintf(r.comm, sizeof(r.comm), "%s", comm);
+	put(w, &r, sizeof(r));
+}
+
+static void put_mmap(struct perf_writer *w, uint32_t pid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, const char *path)
+{
+	struct { struct perf_event_header h; uint32_t pid, tid; uint64_t start, len, pgoff;
+		 char name[PATH_MAX]; } r = { .h = { PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, 0 },
+					      .pid = pid, .tid = pid, .start = start, .len = len,
+					      .pgoff = pgoff };
+	size_t n = strlen(path) + 1;
+
+	memcpy(r.name, path, n);
+	r.h.size = (uint16_t)((offsetof(typeof(r), name) + n + 7) & ~7ul);
+	put(w, &r, r.h.size);
+}
+
+static void put_sample(struct perf_writer *w, uint32_t pid, uint64_t time, uint32_t cpu,
+		       uint64_t period, uint64_t leaf, uint64_t caller)
+{
+	struct { struct perf_event_header h; uint64_t ip; uint32_t pid, tid; uint64_t time;
+		 uint32_t cpu, res; uint64_t period, nr, chain[3]; } r = {
+		.h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(r) }, .ip = leaf,
+		.pid = pid, .tid = pid, .time = time, .cpu = cpu, .period = period, .nr = 3,
+		.chain = { PERF_CONTEXT_USER, leaf, caller } };
+
+	put(w, &r, sizeof(r));
+}
+
+static void put_lost_samples(struct perf_writer *w, uint64_t lost)
+{
+	struct { struct perf_event_header h; uint64_t lost; } r = {
+		.h = { PERF_RECORD_LOST_SAMPLES, 0, sizeof(r) }, .lost = lost };
+
+	put(w, &r, sizeof(r));
+}
+
+/* pid 100 "alpha" and pid 200 "beta", both running this program; 6 samples at times 60, 10,
+ * 50, 20, 40, 30 (written in that order, no rounds), alternately of pid 100 and 200 (so alpha's
+ * are 40, 50, 60), cpu = time / 10 % 2, period = time. */
+static void make_file(const char *path, uint64_t *ret_leaf, uint64_t *ret_caller)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_type = ST,
+				     .sample_period = 1 };
+	struct perf_writer_event ev = { .name = "cpu-clock", .attr = &a };
+	struct perf_writer_opts o = { .events = &ev, .nr_events = 1 };
+	struct perf_writer *w = perf_writer__open(path, &o);
+	uint64_t leaf = (uint64_t)(uintptr_t)session_test_leaf + 1;
+	uint64_t caller = (uint64_t)(uintptr_t)session_test_caller + 6;
+	uint64_t start, end, pgoff;
+	static const uint64_t times[] = { 60, 10, 50, 20, 40, 30 };
+	char exe[PATH_MAX];
+
+	ck_assert_ptr_nonnull(w);
+	self_map(leaf, &start, &end, &pgoff, exe);
+	put_comm(w, 100, "alpha");
+	put_comm(w, 200, "beta");
+	put_mmap(w, 100, start, end - start, pgoff, exe);
+	put_mmap(w, 200, start, end - start, pgoff, exe);
+	for (size_t i = 0; i < 6; i++)
+		put_sample(w, i % 2 ? 200 : 100, times[i], times[i] / 10 % 2, times[i], leaf, caller);
+	put_lost_samples(w, 7);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+	*ret_leaf = leaf;
+	*ret_caller = caller;
+}
+
+struct seen {
+	int n, stop_at;
+	uint64_t times[16];
+	char comms[16][16];
+	bool filtered[16];
+	char leaf[16][64], caller[16][64];
+	size_t nr_frames[16];
+	bool finished;
+};
+
+static int on_sample(void *ctx, const struct report_session_sample *s)
+{
+	struct seen *sn = ctx;
+	const char *name;
+
+	ck_assert_int_lt(sn->n, 16);
+	sn->times[sn->n] = s->raw->time;
+	snprintf(sn->comms[sn->n], 16, "%s", s->comm);
+	sn->filtered[sn->n] = s->filtered;
+	sn->nr_frames[sn->n] = s->nr_frames;
+	name = unwind_frame__name(&s->frames[0]);
+	snprintf(sn->leaf[sn->n], 64, "%s", name ? name : "?");
+	name = s->nr_frames > 1 ? unwind_frame__name(&s->frames[1]) : NULL;
+	snprintf(sn->caller[sn->n], 64, "%s", name ? name : "?");
+	sn->n++;
+	return sn->stop_at && sn->n == sn->stop_at ? 42 : 0;
+}
+
+static int on_finish(void *ctx, struct report_session *s)
+{
+	((struct seen *)ctx)->finished = true;
+	return 0;
+}
+
+static struct report_session *open_ok(const struct report_session_opts *o, struct seen *sn)
+{
+	uint64_t leaf, caller;
+	struct report_session *s;
+	struct report_sink sink = { .sample = on_sample, .finish = on_finish, .ctx = sn };
+
+	make_file(path_in("s.data"), &leaf, &caller);
+	s = report_session__open(path_in("s.data"), o, NULL);
+	ck_assert_msg(s, "open: %s", strerror(errno));
+	ck_assert_int_eq(report_session__add_sink(s, &sink), 0);
+	return s;
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/check_session.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	unlink(path_in("s.data"));
+	rmdir(dir);
+}
+
+START_TEST(test_order_symbols_counts)
+{
+	struct seen sn = { 0 };
+	struct report_session_opts o = { .jobs = 2 };
+	struct report_session *s = open_ok(&o, &sn);
+	const struct report_session_stats *st;
+
+	ck_assert_int_eq(report_session__run(s), 0);
+	ck_assert(sn.finished);
+	ck_assert_int_eq(sn.n, 6);
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(sn.times[i], (uint64_t)(i + 1) * 10);
+		ck_assert_str_eq(sn.comms[i], sn.times[i] >= 40 ? "alpha" : "beta");
+		ck_assert(!sn.filtered[i]);
+		ck_assert_uint_eq(sn.nr_frames[i], 2);
+		ck_assert_str_eq(sn.leaf[i], "session_test_leaf");
+		ck_assert_str_eq(sn.caller[i], "session_test_caller");
+	}
+	st = report_session__stats(s);
+	ck_assert_uint_eq(st->nr_samples, 6);
+	ck_assert_uint_eq(st->nr_frames, 12);
+	ck_assert_uint_eq(st->records.nr_by_type[PERF_RECORD_SAMPLE], 6);
+	ck_assert_uint_eq(st->records.nr_by_type[PERF_RECORD_COMM], 2);
+	ck_assert_uint_eq(st->records.nr_by_type[PERF_RECORD_MMAP], 2);
+	ck_assert_uint_eq(st->records.total_lost_samples, 7);
+	ck_assert_uint_eq(st->nr_attrs, 1);
+	ck_assert_uint_eq(st->attr_samples[0], 6);
+	ck_assert_uint_eq(st->attr_lost_samples[0], 7);
+	ck_assert_str_eq(report_session__event_name(s, 0), "cpu-clock");
+	ck_assert_int_eq(report_session__run(s), -EALREADY);
+	report_session__free(s);
+}
+END_TEST
+
+START_TEST(test_filters_and_time)
+{
+	static const int32_t cpus[] = { 1 }, pids[] = { 100 };
+	struct seen sn = { 0 };
+	struct report_session_opts o = { .jobs = 1, .cpus = cpus, .nr_cpus = 1, .pids = pids,
+					 .nr_pids = 1, .time_start = 15, .time_end = 60 };
+	struct report_session *s = open_ok(&o, &sn);
+
+	ck_assert_int_eq(report_session__run(s), 0);
+	/* cpu 1: times 10, 30, 50; from 15: 30 (beta: filtered by pid) and 50 (alpha). */
+	ck_assert_int_eq(sn.n, 2);
+	ck_assert_uint_eq(sn.times[0], 30);
+	ck_assert_uint_eq(sn.times[1], 50);
+	ck_assert(sn.filtered[0] && !sn.filtered[1]);
+	report_session__free(s);
+
+	/* pid filter alone: the other pid's samples arrive filtered, with their ip only */
+	memset(&sn, 0, sizeof(sn));
+	o = (struct report_session_opts){ .pids = pids, .nr_pids = 1 };
+	s = open_ok(&o, &sn);
+	ck_assert_int_eq(report_session__run(s), 0);
+	ck_assert_int_eq(sn.n, 6);
+	for (int i = 0; i < 6; i++) {
+		ck_assert(sn.filtered[i] == !strcmp(sn.comms[i], "beta"));
+		ck_assert_uint_eq(sn.nr_frames[i], sn.filtered[i] ? 1 : 2);
+	}
+	report_session__free(s);
+}
+END_TEST
+
+START_TEST(test_sink_stops_and_aggregates)
+{
+	struct seen sn = { .stop_at = 3 };
+	struct report_session *s = open_ok(NULL, &sn);
+	struct report_set *rs = report_set__new(s, NULL, false);
+
+	ck_assert_ptr_nonnull(rs);
+	ck_assert_int_eq(report_session__run(s), 42);
+	ck_assert_int_eq(sn.n, 3);
+	ck_assert(sn.finished);
+	/* the aggregation sink was added after the recorder: it saw the first two */
+	ck_assert_uint_eq(report__nr_samples(report_set__report(rs, 0)), 2);
+	ck_assert_uint_eq(report__total_period(report_set__report(rs, 0)), 10 + 20);
+	report_set__free(rs);
+	report_session__free(s);
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+	const char *reason = NULL;
+	struct report_session_opts bad = { .max_stack = -1 };
+
+	errno = 0;
+	ck_assert_ptr_null(report_session__open("/nonexistent/perf.data", NULL, &reason));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_null(report_session__open("/dev/null", &bad, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	report_session__free(NULL);
+}
+END_TEST
+
+Suite *report_session_suite(void)
+{
+	Suite *s = suite_create("report_session");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_order_symbols_counts);
+	tcase_add_test(tc, test_filters_and_time);
+	tcase_add_test(tc, test_sink_stops_and_aggregates);
+	tcase_add_test(tc, test_open_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
