@@ -152,7 +152,7 @@ START_TEST(test_bad_values)
 		{ "continuous = maybe", "bad value for continuous: expected yes or no" },
 		{ "event = cpu clock", "no spaces" },
 		{ "frequency = 0", "bad value for frequency" },
-		{ "frequency = 100001", "bad value for frequency" },
+		{ "frequency = 1000001", "bad value for frequency" },
 		{ "frequency = 12abc", "bad value for frequency" },
 		{ "frequency = -5", "bad value for frequency" },
 		{ "call_graph = lbr", "expected fp, dwarf" },

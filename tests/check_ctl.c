@@ -42,7 +42,7 @@ START_TEST(test_parse_ok)
 	ck_assert_uint_eq(r.duration_ms, 0);
 	ck_assert_int_eq(r.callgraph, -1);
 	ck_assert(!r.lossless);
-	ck_assert_int_eq(parse("record cgroup=/user.slice/a.scope duration=1500 frequency=99 "
+	ck_assert_int_eq(parse("record cgroup=/user.slice/a.scope duration=1500ms frequency=99 "
 			       "call_graph=fp lossless=1", &r, &why), 0);
 	ck_assert_int_eq(r.pid, 0);
 	ck_assert_str_eq(r.cgroup, "/user.slice/a.scope");
@@ -69,8 +69,8 @@ START_TEST(test_parse_bad)
 		{ "record pid=", "bad pid" },
 		{ "record pid=1 pid=2", "given twice" },
 		{ "record pid=1 duration=0", "bad duration" },
-		{ "record pid=1 duration=86400001", "bad duration" },
-		{ "record pid=1 frequency=100001", "bad frequency" },
+		{ "record pid=1 duration=86400001ms", "bad duration" },
+		{ "record pid=1 frequency=1000001", "bad frequency" },
 		{ "record pid=1 call_graph=lbr", "bad call_graph" },
 		{ "record pid=1 lossless=yes", "bad lossless" },
 		{ "record pid=1 colour=red", "unknown argument" },

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/parse.h"
 #include "daemon/ctl.h"
 #include "record/record.h"
 #include "cmd/subcmd.h"
@@ -40,10 +41,11 @@ static void ctl_usage(FILE *f)
 "record options:\n"
 "  -p, --pid PID          a running process of yours (root: any)\n"
 "      --cgroup PATH      every process in a cgroup, e.g. /user.slice/user-1000.slice/x.scope\n"
-"  -d, --duration SECS    how long (default and limit: the daemon's control_max_duration);\n"
+"  -d, --duration TIME    how long, e.g. 30 (seconds), 1.5s, 500ms, 10m (default and limit:\n"
+"                         the daemon's control_max_duration);\n"
 "                         recording also ends when the process ends\n"
 "  -F, --freq HZ          samples per second (default 4000)\n"
-"      --call-graph MODE  dwarf (default), fp or none\n"
+"      --call-graph MODE  dwarf[,SIZE] (default dwarf,8192), fp or none\n"
 "      --lossless         pause the process instead of losing events\n"
 "  -o, --output FILE      where to write the recording (default perf.data; an old one\n"
 "                         becomes FILE.old)\n"
@@ -242,58 +244,48 @@ static int record(const char *sock, int argc, char **argv)
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+p:d:F:o:qh", lo, NULL)) != -1) {
-		char *end;
-		double dv;
-		unsigned long uv;
+		enum callgraph_mode mode;
+		uint64_t freq;
 
 		switch (opt) {
 		case 'p':
-			uv = strtoul(optarg, &end, 10);
-			if (*end || !uv || uv > 0x7fffffff) {
+			if (parse__pid(optarg, &req.pid)) {
 				fprintf(stderr, "precord ctl record: invalid pid '%s'\n", optarg);
 				return 2;
 			}
-			req.pid = (pid_t)uv;
 			break;
 		case 'C':
-			if (strlen(optarg) >= sizeof(req.cgroup) || optarg[0] != '/') {
+			if (parse__cgroup_path(optarg)) {
 				fprintf(stderr, "precord ctl record: invalid cgroup '%s' (a path below "
-					"/sys/fs/cgroup, starting with '/')\n", optarg);
+					"/sys/fs/cgroup starting with '/', no '.' or '..' components, "
+					"shorter than %d bytes)\n", optarg, PARSE_CGROUP_PATH_SIZE);
 				return 2;
 			}
 			strcpy(req.cgroup, optarg);
 			break;
 		case 'd':
-			dv = strtod(optarg, &end);
-			if (*end || !(dv > 0) || dv > 86400) {
-				fprintf(stderr, "precord ctl record: invalid duration '%s' (seconds)\n",
-					optarg);
+			if (parse__duration_ms(optarg, &req.duration_ms) || !req.duration_ms ||
+			    req.duration_ms > CTL_MAX_DURATION_MS) {
+				fprintf(stderr, "precord ctl record: invalid duration '%s' (like 30, 1.5s, "
+					"500ms or 10m; at most a day)\n", optarg);
 				return 2;
 			}
-			req.duration_ms = (uint64_t)(dv * 1000 + 0.5);
-			if (!req.duration_ms)
-				req.duration_ms = 1;
 			break;
 		case 'F':
-			uv = strtoul(optarg, &end, 10);
-			if (*end || !uv || uv > 100000) {
-				fprintf(stderr, "precord ctl record: invalid frequency '%s'\n", optarg);
+			if (parse__freq(optarg, &freq)) {
+				fprintf(stderr, "precord ctl record: invalid frequency '%s' (1 to %d)\n",
+					optarg, PARSE_FREQ_MAX);
 				return 2;
 			}
-			req.frequency = (uint32_t)uv;
+			req.frequency = (uint32_t)freq;
 			break;
 		case 'g':
-			if (!strcmp(optarg, "dwarf"))
-				req.callgraph = CALLGRAPH_DWARF;
-			else if (!strcmp(optarg, "fp"))
-				req.callgraph = CALLGRAPH_FP;
-			else if (!strcmp(optarg, "none"))
-				req.callgraph = CALLGRAPH_NONE;
-			else {
-				fprintf(stderr, "precord ctl record: --call-graph takes dwarf, fp or "
-					"none\n");
+			if (parse__callgraph(optarg, &mode, &req.stack_size)) {
+				fprintf(stderr, "precord ctl record: --call-graph takes dwarf[,SIZE] (SIZE "
+					"from %d to %d), fp or none\n", PARSE_STACK_MIN, PARSE_STACK_MAX);
 				return 2;
 			}
+			req.callgraph = (int)mode;
 			break;
 		case 'L': req.lossless = true; break;
 		case 'o': out = optarg; break;

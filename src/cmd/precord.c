@@ -96,42 +96,6 @@ static void on_notice(void *ctx, const char *msg)
 		fprintf(stderr, "precord: %s\n", msg);
 }
 
-/* Parse an unsigned number with an optional K/M/G suffix (multiplier 1024). */
-static int parse_size(const char *s, uint64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-static int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 static int parse_pids(const char *s, pid_t **ret, size_t *nr)
 {
 	_cleanup_free_ char *copy = strdup(s);
@@ -140,16 +104,15 @@ static int parse_pids(const char *s, pid_t **ret, size_t *nr)
 	if (!copy)
 		return -ENOMEM;
 	while ((tok = strsep(&p, ","))) {
-		uint64_t v;
-		pid_t *n;
+		pid_t pid, *n;
 
-		if (parse_uint(tok, 1, INT_MAX, &v) < 0)
+		if (parse__pid(tok, &pid) < 0)
 			return -EINVAL;
 		n = realloc(*ret, (*nr + 1) * sizeof(pid_t));
 		if (!n)
 			return -ENOMEM;
 		*ret = n;
-		(*ret)[(*nr)++] = (pid_t)v;
+		(*ret)[(*nr)++] = pid;
 	}
 	return 0;
 }
@@ -264,29 +227,6 @@ static const struct option longopts[] = {
 	{ 0 }
 };
 
-static int parse_call_graph(const char *s, struct record_opts *o)
-{
-	uint64_t v;
-
-	if (!strcmp(s, "fp")) {
-		o->callgraph = CALLGRAPH_FP;
-	} else if (!strcmp(s, "none")) {
-		o->callgraph = CALLGRAPH_NONE;
-	} else if (!strcmp(s, "dwarf")) {
-		o->callgraph = CALLGRAPH_DWARF;
-	} else if (!strncmp(s, "dwarf,", 6)) {
-		if (parse_size(s + 6, &v) < 0 || v < 8 || v > 65528)
-			return -ERANGE;
-		o->callgraph = CALLGRAPH_DWARF;
-		o->stack_size = (uint32_t)((v + 7) & ~7ULL);
-		if (o->stack_size > 65528)
-			o->stack_size = 65528;
-	} else {
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct record_opts o = {
@@ -308,6 +248,8 @@ int main(int argc, char **argv)
 	char *why = NULL;
 	int c, r, status, ret;
 	uint64_t v;
+	uint32_t stack;
+	bool suffixed;
 	long page = sysconf(_SC_PAGESIZE);
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
@@ -339,15 +281,16 @@ int main(int argc, char **argv)
 				}
 				if (!v)
 					v = 4000;
-			} else if (parse_uint(optarg, 1, 10000000, &v) < 0) {
-				err("invalid frequency '%s' for -F: expected a whole number of samples per second, e.g. -F 4000", optarg);
+			} else if (parse__freq(optarg, &v) < 0) {
+				err("invalid frequency '%s' for -F: expected samples per second from 1 to %d, e.g. -F 4000",
+				    optarg, PARSE_FREQ_MAX);
 				return EXIT_USAGE;
 			}
 			o.freq = v;
 			freq_set = true;
 			break;
 		case 'c':
-			if (parse_uint(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
+			if (parse__uint(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
 				err("invalid period '%s' for -c: expected a positive whole number", optarg);
 				return EXIT_USAGE;
 			}
@@ -358,23 +301,26 @@ int main(int argc, char **argv)
 			o.callgraph = CALLGRAPH_DWARF;
 			break;
 		case OPT_CALL_GRAPH:
-			r = parse_call_graph(optarg, &o);
+			r = parse__callgraph(optarg, &o.callgraph, &stack);
 			if (r == -ERANGE) {
-				err("invalid stack size in '--call-graph %s': expected 8 to 65528 bytes, e.g. dwarf,16384", optarg);
+				err("invalid stack size in '--call-graph %s': expected %d to %d bytes, e.g. dwarf,16384",
+				    optarg, PARSE_STACK_MIN, PARSE_STACK_MAX);
 				return EXIT_USAGE;
 			}
 			if (r < 0) {
 				err("invalid call graph mode '%s': expected dwarf[,SIZE], fp or none", optarg);
 				return EXIT_USAGE;
 			}
+			if (stack)
+				o.stack_size = stack;
 			break;
 		case 'm':
-			if (parse_size(optarg, &v) < 0 || !v) {
+			if (parse__size(optarg, &v, &suffixed) < 0 || !v) {
 				err("invalid ring size '%s' for -m: expected a power of two of pages (e.g. 128) or a size (e.g. 4M)", optarg);
 				return EXIT_USAGE;
 			}
-			/* a plain number counts pages; a suffixed one is bytes */
-			if (strpbrk(optarg, "kKmMgG"))
+			/* a plain number counts pages; one with a unit is bytes */
+			if (suffixed)
 				v = (v + page - 1) / page;
 			if (v & (v - 1)) {
 				err("invalid ring size '%s' for -m: %llu pages is not a power of two (try %llu)",
@@ -390,7 +336,7 @@ int main(int argc, char **argv)
 			break;
 		case 'z':
 			if (optarg) {
-				if (parse_uint(optarg, 1, 22, &v) < 0) {
+				if (parse__uint(optarg, 1, 22, &v) < 0) {
 					err("invalid compression level '%s': expected 1 to 22", optarg);
 					return EXIT_USAGE;
 				}
@@ -418,7 +364,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_READERS:
-			if (parse_uint(optarg, 1, 4096, &v) < 0) {
+			if (parse__uint(optarg, 1, 4096, &v) < 0) {
 				err("invalid reader count '%s' for --readers: expected 1 or more", optarg);
 				return EXIT_USAGE;
 			}
@@ -435,7 +381,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HIGH:
 		case OPT_LOW:
-			if (parse_uint(optarg, 1, 99, &v) < 0) {
+			if (parse__uint(optarg, 1, 99, &v) < 0) {
 				err("invalid watermark '%s' for --%s-watermark: expected a percentage from 1 to 99",
 				    optarg, c == OPT_HIGH ? "high" : "low");
 				return EXIT_USAGE;

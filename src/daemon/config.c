@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/parse.h"
 #include "lib/topology.h"
 
 #define MAX_CONFIG_SIZE (1 << 20)
@@ -65,68 +66,6 @@ void config__free(struct daemon_config *c)
 }
 
 /* Value parsers: 0 or -EINVAL; the setter writes the reason. */
-
-static int parse_u64(const char *s, uint64_t *ret, const char **rest)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	*ret = v;
-	*rest = end;
-	return 0;
-}
-
-/* N, NK, NM, NG (powers of 1024), optionally followed by B or iB. */
-static int parse_size(const char *s, uint64_t *ret)
-{
-	const char *end;
-	uint64_t v, mul = 1;
-
-	if (parse_u64(s, &v, &end))
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 't': case 'T': mul = 1ULL << 40; end++; break;
-	}
-	if (mul > 1 && *end == 'i')
-		end++;
-	if (*end == 'B' || (mul > 1 && *end == 'b'))
-		end++;
-	if (*end || (v && v > UINT64_MAX / mul))
-		return -EINVAL;
-	*ret = v * mul;
-	return 0;
-}
-
-/* N (seconds), Nms, Ns, Nm / Nmin, Nh, Nd. */
-static int parse_duration_ms(const char *s, uint64_t *ret)
-{
-	static const struct { const char *unit; uint64_t ms; } units[] = {
-		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "sec", 1000 }, { "m", 60000 },
-		{ "min", 60000 }, { "h", 3600000 }, { "d", 86400000 },
-	};
-	const char *end;
-	uint64_t v;
-
-	if (parse_u64(s, &v, &end))
-		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-		if (!strcmp(end, units[i].unit)) {
-			if (v > UINT64_MAX / units[i].ms)
-				return -EINVAL;
-			*ret = v * units[i].ms;
-			return 0;
-		}
-	return -EINVAL;
-}
 
 static int parse_bool(const char *s, bool *ret)
 {
@@ -192,47 +131,26 @@ static int set_event(struct parse_ctx *p, const char *v)
 static int set_frequency(struct parse_ctx *p, const char *v)
 {
 	uint64_t f;
-	const char *end;
 
-	if (parse_u64(v, &f, &end) || *end || f < 1 || f > 100000)
-		return bad(p, "expected samples per second from 1 to 100000, not '%s'", v);
+	if (parse__freq(v, &f))
+		return bad(p, "expected samples per second from 1 to %d, not '%s'", PARSE_FREQ_MAX, v);
 	p->c->frequency = f;
 	return 0;
 }
 
 static int set_call_graph(struct parse_ctx *p, const char *v)
 {
-	if (!strcmp(v, "fp")) {
-		p->c->callgraph = CALLGRAPH_FP;
-	} else if (!strcmp(v, "none")) {
-		p->c->callgraph = CALLGRAPH_NONE;
-	} else if (!strncmp(v, "dwarf", 5) && (v[5] == 0 || v[5] == ',')) {
-		uint64_t sz = 8192;
+	uint32_t stack;
+	int r = parse__callgraph(v, &p->c->callgraph, &stack);
 
-		if (v[5] == ',' && (parse_size(v + 6, &sz) || sz < 8 || sz > 65528))
-			return bad(p, "the dwarf stack size must be 8 to 65528 bytes, not '%s'", v + 6);
-		p->c->callgraph = CALLGRAPH_DWARF;
-		p->c->stack_size = (uint32_t)((sz + 7) & ~7ULL);
-		if (p->c->stack_size > 65528)
-			p->c->stack_size = 65528;
-	} else {
+	if (r == -ERANGE)
+		return bad(p, "the dwarf stack size must be %d to %d bytes, not '%s'", PARSE_STACK_MIN,
+			   PARSE_STACK_MAX, v + 6);
+	if (r < 0)
 		return bad(p, "expected fp, dwarf, dwarf,SIZE or none, not '%s'", v);
-	}
+	if (stack)
+		p->c->stack_size = stack;
 	return 0;
-}
-
-/* A cgroup path below the cgroup root: relative components only, no "..". */
-static bool cgroup_path_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n >= PATH_MAX / 2 || s[0] != '/')
-		return false;
-	for (const char *c = s; *c; c++)
-		if (!isgraph((unsigned char)*c) || *c == ',')
-			return false;
-	return !strstr(s, "/../") && strcmp(s + (n >= 3 ? n - 3 : 0), "/..") &&
-	       !strstr(s, "/./") && !strstr(s, "//");
 }
 
 static int set_target(struct parse_ctx *p, const char *v)
@@ -256,23 +174,22 @@ static int set_target(struct parse_ctx *p, const char *v)
 		if (c->nr_pids + c->nr_cgroups >= MAX_TARGETS)
 			return bad(p, "at most %d targets", MAX_TARGETS);
 		if (!strncmp(tok, "pid:", 4)) {
-			uint64_t pid;
-			const char *end;
-			pid_t *np;
+			pid_t pid, *np;
 
-			if (parse_u64(tok + 4, &pid, &end) || *end || pid < 1 || pid > INT_MAX)
+			if (parse__pid(tok + 4, &pid))
 				return bad(p, "'%s' is not a process id (expected pid:N)", tok);
 			np = realloc(c->pids, (c->nr_pids + 1) * sizeof(pid_t));
 			if (!np)
 				return -ENOMEM;
 			c->pids = np;
-			c->pids[c->nr_pids++] = (pid_t)pid;
+			c->pids[c->nr_pids++] = pid;
 		} else if (!strncmp(tok, "cgroup:", 7)) {
 			char **ng;
 
-			if (!cgroup_path_ok(tok + 7))
+			if (parse__cgroup_path(tok + 7))
 				return bad(p, "'%s' is not a cgroup path (expected cgroup:/a/b, below "
-					   "the cgroup root, no '..')", tok + 7);
+					   "the cgroup root, no '.' or '..', shorter than %d bytes)",
+					   tok + 7, PARSE_CGROUP_PATH_SIZE);
 			ng = realloc(c->cgroups, (c->nr_cgroups + 1) * sizeof(char *));
 			if (!ng)
 				return -ENOMEM;
@@ -302,7 +219,7 @@ static int set_buffer_size(struct parse_ctx *p, const char *v)
 	uint64_t b;
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (parse_size(v, &b) || (b && (b < (uint64_t)page || b > (1ULL << 30) ||
+	if (parse__size(v, &b, NULL) || (b && (b < (uint64_t)page || b > (1ULL << 30) ||
 					 (b & (b - 1)) || b % page)))
 		return bad(p, "expected 0 (automatic) or a power of two from %ldK to 1G, not '%s'",
 			   page / 1024, v);
@@ -313,9 +230,8 @@ static int set_buffer_size(struct parse_ctx *p, const char *v)
 static int set_compression(struct parse_ctx *p, const char *v)
 {
 	uint64_t l;
-	const char *end;
 
-	if (parse_u64(v, &l, &end) || *end || l > 22)
+	if (parse__uint(v, 0, 22, &l))
 		return bad(p, "expected a zstd level from 1 to 22, or 0 for none, not '%s'", v);
 	p->c->compression = (int)l;
 	return 0;
@@ -330,7 +246,7 @@ static int set_output_dir(struct parse_ctx *p, const char *v)
 
 static int set_rotate_size(struct parse_ctx *p, const char *v)
 {
-	if (parse_size(v, &p->c->rotate_size) || p->c->rotate_size < (64 << 10))
+	if (parse__size(v, &p->c->rotate_size, NULL) || p->c->rotate_size < (64 << 10))
 		return bad(p, "expected a size of at least 64K (like 64M), not '%s'", v);
 	return 0;
 }
@@ -339,7 +255,7 @@ static int set_rotate_interval(struct parse_ctx *p, const char *v)
 {
 	uint64_t ms;
 
-	if (parse_duration_ms(v, &ms) || (ms && ms < 100))
+	if (parse__duration_ms(v, &ms) || (ms && ms < 100))
 		return bad(p, "expected 0 (off) or a duration of at least 100ms (like 30s, 10m, 1h), "
 			   "not '%s'", v);
 	p->c->rotate_interval_ms = ms;
@@ -348,14 +264,14 @@ static int set_rotate_interval(struct parse_ctx *p, const char *v)
 
 static int set_max_total_size(struct parse_ctx *p, const char *v)
 {
-	if (parse_size(v, &p->c->max_total_size) || p->c->max_total_size < (128 << 10))
+	if (parse__size(v, &p->c->max_total_size, NULL) || p->c->max_total_size < (128 << 10))
 		return bad(p, "expected a size of at least 128K (like 1G), not '%s'", v);
 	return 0;
 }
 
 static int set_max_age(struct parse_ctx *p, const char *v)
 {
-	if (parse_duration_ms(v, &p->c->max_age_ms))
+	if (parse__duration_ms(v, &p->c->max_age_ms))
 		return bad(p, "expected 0 (off) or a duration (like 12h, 7d), not '%s'", v);
 	return 0;
 }
@@ -387,7 +303,7 @@ static int set_control_max_duration(struct parse_ctx *p, const char *v)
 {
 	uint64_t ms;
 
-	if (parse_duration_ms(v, &ms) || ms < 1000 || ms > 86400000ULL)
+	if (parse__duration_ms(v, &ms) || ms < 1000 || ms > 86400000ULL)
 		return bad(p, "expected a duration from 1s to 1d, not '%s'", v);
 	p->c->control_max_duration_ms = ms;
 	return 0;
@@ -396,9 +312,8 @@ static int set_control_max_duration(struct parse_ctx *p, const char *v)
 static int set_control_max_sessions(struct parse_ctx *p, const char *v)
 {
 	uint64_t n;
-	const char *end;
 
-	if (parse_u64(v, &n, &end) || *end || n > 64)
+	if (parse__uint(v, 0, 64, &n))
 		return bad(p, "expected a number from 0 to 64, not '%s'", v);
 	p->c->control_max_sessions = (unsigned int)n;
 	return 0;

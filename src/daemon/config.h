@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "record/record.h"
+#include "lib/parse.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/precord/precordd.conf"
 

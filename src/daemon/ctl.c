@@ -21,46 +21,10 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/parse.h"
 #include "record/record.h"
 
 /* ---- protocol ---- */
-
-static int parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (!*s || strlen(s) > 19)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	if (v < min || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-static bool cgroup_path_ok(const char *s)
-{
-	const char *c = s;
-
-	if (s[0] != '/')
-		return false;
-	/* every component non-empty, not "." or ".." */
-	while (*c == '/') {
-		const char *e = strchrnul(c + 1, '/');
-		size_t n = (size_t)(e - c - 1);
-
-		if (n == 0 && *e)
-			return false;
-		if ((n == 1 && c[1] == '.') || (n == 2 && c[1] == '.' && c[2] == '.'))
-			return false;
-		c = e;
-	}
-	return true;
-}
 
 int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, const char **ret_why)
 {
@@ -104,6 +68,7 @@ int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, con
 		static const char *names[] = { "pid", "cgroup", "duration", "frequency",
 					       "call_graph", "lossless" };
 		char *val = strchr(word, '=');
+		enum callgraph_mode mode;
 		uint64_t v;
 		size_t k;
 
@@ -127,44 +92,39 @@ int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, con
 		seen[k] = true;
 		switch (k) {
 		case 0:
-			if (parse_num(val, 1, INT_MAX, &v)) {
+			if (parse__pid(val, &r.pid)) {
 				*ret_why = "bad pid";
 				return -EINVAL;
 			}
-			r.pid = (pid_t)v;
 			break;
 		case 1:
-			if (strlen(val) >= sizeof(r.cgroup) || !cgroup_path_ok(val)) {
-				*ret_why = "bad cgroup (a path like /user.slice/x.scope, no '..')";
+			if (parse__cgroup_path(val)) {
+				*ret_why = "bad cgroup (a path like /user.slice/x.scope, no '.' or '..')";
 				return -EINVAL;
 			}
 			strcpy(r.cgroup, val);
 			break;
 		case 2:
-			if (parse_num(val, 1, 86400000, &v)) {
-				*ret_why = "bad duration (milliseconds, at most a day)";
+			if (parse__duration_ms(val, &v) || !v || v > CTL_MAX_DURATION_MS) {
+				*ret_why = "bad duration (like 1500ms or 30s, at most a day)";
 				return -EINVAL;
 			}
 			r.duration_ms = v;
 			break;
 		case 3:
-			if (parse_num(val, 1, 100000, &v)) {
-				*ret_why = "bad frequency (1 to 100000)";
+			if (parse__freq(val, &v)) {
+				*ret_why = "bad frequency (1 to " PARSE_STR(PARSE_FREQ_MAX) ")";
 				return -EINVAL;
 			}
 			r.frequency = (uint32_t)v;
 			break;
 		case 4:
-			if (!strcmp(val, "fp"))
-				r.callgraph = CALLGRAPH_FP;
-			else if (!strcmp(val, "dwarf"))
-				r.callgraph = CALLGRAPH_DWARF;
-			else if (!strcmp(val, "none"))
-				r.callgraph = CALLGRAPH_NONE;
-			else {
-				*ret_why = "bad call_graph (fp, dwarf or none)";
+			if (parse__callgraph(val, &mode, &r.stack_size)) {
+				*ret_why = "bad call_graph (dwarf[,SIZE] with SIZE from "
+					   PARSE_STR(PARSE_STACK_MIN) " to " PARSE_STR(PARSE_STACK_MAX) ", fp or none)";
 				return -EINVAL;
 			}
+			r.callgraph = (int)mode;
 			break;
 		case 5:
 			if (strcmp(val, "0") && strcmp(val, "1")) {
@@ -185,8 +145,6 @@ int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, con
 
 int ctl__format_request(const struct ctl_request *r, char *buf, size_t size)
 {
-	static const char *cg[] = { [CALLGRAPH_DWARF] = "dwarf", [CALLGRAPH_FP] = "fp",
-				    [CALLGRAPH_NONE] = "none" };
 	size_t n = 0;
 	int k;
 
@@ -212,11 +170,13 @@ int ctl__format_request(const struct ctl_request *r, char *buf, size_t size)
 		if (r->cgroup[0])
 			ADD(" cgroup=%s", r->cgroup);
 		if (r->duration_ms)
-			ADD(" duration=%llu", (unsigned long long)r->duration_ms);
+			ADD(" duration=%llums", (unsigned long long)r->duration_ms);
 		if (r->frequency)
 			ADD(" frequency=%u", r->frequency);
-		if (r->callgraph >= 0 && r->callgraph < (int)ARRAY_SIZE(cg))
-			ADD(" call_graph=%s", cg[r->callgraph]);
+		if (r->callgraph >= 0 && parse__callgraph_name(r->callgraph))
+			ADD(" call_graph=%s", parse__callgraph_name(r->callgraph));
+		if (r->callgraph == CALLGRAPH_DWARF && r->stack_size)
+			ADD(",%u", r->stack_size);
 		if (r->lossless)
 			ADD(" lossless=1");
 		break;
@@ -295,7 +255,7 @@ int ctl__cgroup_pids(const char *cgroup_root, const char *path, pid_t **ret, siz
 	size_t nr = 0, cap = 0;
 	long v;
 
-	if (!cgroup_path_ok(path))
+	if (parse__cgroup_path(path))
 		return -EINVAL;
 	if ((size_t)snprintf(file, sizeof(file), "%s%s/cgroup.procs",
 			     cgroup_root ? cgroup_root : "/sys/fs/cgroup", path) >= sizeof(file))

@@ -4,8 +4,10 @@
  * '\n' included, printable ASCII words separated by spaces:
  *     status
  *     rotate
- *     record pid=N|cgroup=/PATH [duration=MS] [frequency=HZ] [call_graph=fp|dwarf|none]
- *            [lossless=0|1]
+ *     record pid=N|cgroup=/PATH [duration=DURATION] [frequency=HZ]
+ *            [call_graph=dwarf[,SIZE]|fp|none] [lossless=0|1]
+ * Values are read by the parsers of lib/parse.h, as in the config file and on precord's command
+ * line (a DURATION is 1500ms, 30s, 10m...; a bare number is seconds).
  * Replies are lines starting "OK ", "ERR " or (record only, once recording) "STARTED ". A
  * record's final "OK ..." line carries the finished perf.data as an open read-only fd
  * (SCM_RIGHTS), already unlinked, so the caller reads it whatever the directory permissions.
@@ -26,7 +28,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/parse.h"
+
 #define CTL_MAX_LINE 1024
+#define CTL_MAX_DURATION_MS 86400000ULL /* a day */
 #define CTL_DEFAULT_SOCKET "/run/precord/control"
 
 enum ctl_verb { CTL_STATUS = 1, CTL_ROTATE, CTL_RECORD };
@@ -34,10 +39,12 @@ enum ctl_verb { CTL_STATUS = 1, CTL_ROTATE, CTL_RECORD };
 struct ctl_request {
 	enum ctl_verb verb;
 	pid_t pid;              /* record: the process, 0 when cgroup is given */
-	char cgroup[256];       /* record: a cgroup below the cgroup root, "" when pid is given */
+	char cgroup[PARSE_CGROUP_PATH_SIZE]; /* record: a cgroup below the cgroup root, "" when
+					      * pid is given */
 	uint64_t duration_ms;   /* record: 0 means the server's longest */
 	uint32_t frequency;     /* record: 0 means the server's default */
 	int callgraph;          /* record: -1 default, else an enum callgraph_mode */
+	uint32_t stack_size;    /* record, dwarf: stack bytes per sample (0: the default) */
 	bool lossless;
 };
 

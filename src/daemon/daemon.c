@@ -738,7 +738,7 @@ static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_r
 		.freq = req->frequency ? req->frequency : 4000,
 		.callgraph = req->callgraph >= 0 ? (enum callgraph_mode)req->callgraph :
 						   CALLGRAPH_DWARF,
-		.stack_size = 8192,
+		.stack_size = req->stack_size ? req->stack_size : PARSE_STACK_DEFAULT,
 		.comp_level = d->cfg.compression,
 		.affinity = TOPO_SCOPE_CPU,
 		.lossless = req->lossless,

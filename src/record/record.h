@@ -9,9 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/parse.h"
 #include "lib/topology.h"
-
-enum callgraph_mode { CALLGRAPH_DWARF, CALLGRAPH_FP, CALLGRAPH_NONE };
 
 struct record_opts {
 	const char *output;            /* default "perf.data" */
