@@ -50,7 +50,9 @@ static void usage(FILE *f)
 "\n"
 "  -o, --output FILE          write FILE (default perf.data; an old one becomes FILE.old)\n"
 "  -e, --event EVENT[,...]    events to sample (default cycles; cpu-clock when the\n"
-"                             machine has no hardware PMU). perf names or libpfm4 names\n"
+"                             machine has no hardware PMU). perf names, libpfm4 names\n"
+"                             or tracepoints (subsystem:event, sampled at every hit)\n"
+"      --filter FILTER        tracepoint filter for the last -e event (perf's syntax)\n"
 "  -F, --freq HZ              samples per second (default 4000)\n"
 "  -c, --count PERIOD         sample every PERIOD events instead of -F\n"
 "  -g                         record call graphs (the default, dwarf)\n"
@@ -60,6 +62,8 @@ static void usage(FILE *f)
 "  -z, --compression-level[=N]  zstd level 1-22 (on by default at 1)\n"
 "      --no-compress          write records uncompressed\n"
 "      --switch-events        record context switches\n"
+"      --off-cpu              also record where threads block: the stack at every\n"
+"                             switch-out (sched:sched_switch) and every switch-in\n"
 "  -a, --all-cpus             record every CPU (system-wide)\n"
 "  -C, --cpu CPUS             only these CPUs, e.g. 0-3,6\n"
 "  -p, --pid PIDS             record running processes (and their new threads)\n"
@@ -199,7 +203,7 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 
 enum {
 	OPT_CALL_GRAPH = 256, OPT_NO_COMPRESS, OPT_SWITCH, OPT_READERS, OPT_AFFINITY,
-	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION,
+	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION, OPT_FILTER, OPT_OFF_CPU,
 };
 
 static const struct option longopts[] = {
@@ -212,6 +216,8 @@ static const struct option longopts[] = {
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
 	{ "switch-events", no_argument, NULL, OPT_SWITCH },
+	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -347,6 +353,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_COMPRESS:
 			o.comp_level = 0;
+			break;
+		case OPT_FILTER:
+			o.filter = optarg;
+			break;
+		case OPT_OFF_CPU:
+			o.off_cpu = true;
 			break;
 		case OPT_SWITCH:
 			o.switch_events = true;

@@ -72,6 +72,9 @@ struct perf_writer {
 	int comp_level;
 	size_t comp_mmap_len;
 
+	void *tracing_data;  /* TRACING_DATA payload as given (tracepoint formats) */
+	size_t tracing_len;
+
 	/* one private feature section (precord's own data), under lock */
 	int private_bit;
 	void *private_data;
@@ -194,7 +197,6 @@ int perf_writer__set_round_slots(struct perf_writer *w, unsigned int nr_slots)
 		return -ENOMEM;
 	pthread_mutex_lock(&w->lock);
 	free(w->slot_done);
-	free(w->private_data);
 	w->slot_done = done;
 	w->nr_slots = nr_slots;
 	w->nr_done = 0;
@@ -448,6 +450,11 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 	char str[512];
 	bool have_uts = uname(&uts) == 0;
 
+	if (w->tracing_len) {
+		feat_begin(l, b, FEAT_TRACING_DATA);
+		fbuf__put(b, w->tracing_data, w->tracing_len);
+		feat_end(l, b);
+	}
 	feat_begin(l, b, FEAT_BUILD_ID);
 	if (build_ids(w, b) > 0)
 		feat_end(l, b);
@@ -648,6 +655,7 @@ void perf_writer__free(struct perf_writer *w)
 		}
 	}
 	free(w->slot_done);
+	free(w->tracing_data);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->dso_lock);
 	free(w);
@@ -709,6 +717,13 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 	}
 	w->comp_level = opts->comp_level;
 	w->comp_mmap_len = opts->comp_mmap_len;
+	if (opts->tracing_len) {
+		w->tracing_data = malloc(opts->tracing_len);
+		if (!w->tracing_data)
+			return -ENOMEM;
+		memcpy(w->tracing_data, opts->tracing_data, opts->tracing_len);
+		w->tracing_len = opts->tracing_len;
+	}
 	return 0;
 }
 

@@ -35,6 +35,8 @@ struct perf_writer_opts {
 	size_t comp_mmap_len;/* COMPRESSED feature's mmap_len: largest decompressed size per record
 			      * (0: COMPRESS_MAX_DECOMPRESSED) */
 	bool keep_old;       /* rename an existing file to FILE.old (perf's behaviour) */
+	const void *tracing_data; /* TRACING_DATA feature payload (tracepoint formats), copied; */
+	size_t tracing_len;       /* 0: none */
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf) and write the header and attrs. Returns NULL with

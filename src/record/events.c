@@ -22,6 +22,7 @@
 #include <perfmon/pfmlib.h>
 
 #include "lib/cleanup.h"
+#include "record/tracefs.h"
 
 /* The argument of pfm_get_os_event_encoding(PFM_OS_PERF_EVENT_EXT), laid out as libpfm's
  * pfm_perf_encode_arg_t (ABI0, 40 bytes on 64-bit); declared here for the reason above. */
@@ -423,6 +424,18 @@ int event__parse(const char *name, struct evdesc *ret)
 	}
 
 	r = parse_pfm(name, &attr);
+	if (r == -ENOENT && colon) {
+		/* "subsystem:event": a kernel tracepoint, sampled at every hit (period 1) */
+		char sys[64], tp[64];
+		uint64_t id;
+
+		if (tracefs__split(name, sys, tp) == 0 && tracefs__event_id(sys, tp, &id) == 0) {
+			attr.type = PERF_TYPE_TRACEPOINT;
+			attr.config = id;
+			attr.sample_period = 1;
+			goto done;
+		}
+	}
 	if (r < 0)
 		return r;
 done:

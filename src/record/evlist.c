@@ -129,10 +129,17 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 				if (fd < 0) {
 					if (ret_fail)
 						*ret_fail = (struct evlist_failure){ a, o->cpus[c], o->tids[t],
-										     errno, 0 };
+										     errno, 0, 0 };
 					goto err_errno;
 				}
 				el->fds[idx(el, a, c, t)] = fd;
+				if (o->filters && o->filters[a] &&
+				    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, o->filters[a]) < 0) {
+					if (ret_fail)
+						*ret_fail = (struct evlist_failure){ a, o->cpus[c], o->tids[t],
+										     errno, 0, 1 };
+					goto err_errno;
+				}
 				if (ioctl(fd, PERF_EVENT_IOC_ID, &el->ids[idx(el, a, c, t)]) < 0)
 					goto err_errno;
 				if (el->ring_fds[c] < 0) {
@@ -140,14 +147,14 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 					if (!el->rings[c]) {
 						if (ret_fail)
 							*ret_fail = (struct evlist_failure){
-								a, o->cpus[c], o->tids[t], errno, 1 };
+								a, o->cpus[c], o->tids[t], errno, 1, 0 };
 						goto err_errno;
 					}
 					el->ring_fds[c] = fd;
 				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, el->ring_fds[c]) < 0) {
 					if (ret_fail)
 						*ret_fail = (struct evlist_failure){ a, o->cpus[c], o->tids[t],
-										     errno, 1 };
+										     errno, 1, 0 };
 					goto err_errno;
 				}
 			}

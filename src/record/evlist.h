@@ -20,6 +20,7 @@ struct evlist_opts {
 	const pid_t *tids;                   /* tasks; one entry -1 for system-wide */
 	size_t nr_tids;
 	size_t mmap_pages;                   /* data pages per ring, a power of two */
+	const char *const *filters;          /* per attr: tracepoint filter or NULL; may be NULL */
 };
 
 /* Where an open failed, for the caller's message. */
@@ -29,6 +30,7 @@ struct evlist_failure {
 	pid_t tid;
 	int err;      /* positive errno */
 	int at_mmap;  /* 1 when mmap (not perf_event_open) failed */
+	int at_filter;/* 1 when the kernel refused the attr's filter */
 };
 
 /* Open every fd and map the rings. Returns NULL with errno set; *ret_fail (may be NULL) says

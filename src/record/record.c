@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -29,6 +31,7 @@
 #include "ringbuf/ringbuf.h"
 #include "record/synthesize.h"
 #include "record/target.h"
+#include "record/tracefs.h"
 #include "lib/workqueue.h"
 #include "record/lossless/lossless.h"
 #include "perf/pause_stats.h"
@@ -59,6 +62,8 @@ struct record {
 	struct timespec t0, t_end;
 	struct timespec last_sync;
 	char *rotated_output;  /* the current file's path after record__rotate (owned) */
+	void *tracing_data;    /* the tracepoints' formats for each file (NULL: no tracepoint) */
+	size_t tracing_len;
 	void *kmmap;           /* the kernel MMAP record, kept for rotations: reading kallsyms
 				* again would cost a good part of a second */
 	size_t kmmap_len;
@@ -131,6 +136,7 @@ void record__free(struct record *rec)
 	free(rec->cpus);
 	free(rec->tids);
 	free(rec->rotated_output);
+	free(rec->tracing_data);
 	free(rec->kmmap);
 	free(rec);
 }
@@ -173,6 +179,22 @@ static int choose_cpus(struct record *rec, char **ret_msg)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Whether the kernel refuses filter on tracepoint ev: tried on a throwaway disabled event of
+ * this thread, so a typo is bad usage caught before anything starts. Only EINVAL counts (an
+ * event that cannot be opened at all is explained when the real ones are opened). */
+static bool filter_refused(const struct evdesc *ev, const char *filter)
+{
+	struct perf_event_attr a = ev->attr;
+	_cleanup_close_ int fd = -1;
+
+	a.size = sizeof(a);
+	a.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	return ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0 && errno == EINVAL;
 }
 
 struct record *record__new(const struct record_opts *opts, char **ret_msg)
@@ -252,6 +274,35 @@ struct record *record__new(const struct record_opts *opts, char **ret_msg)
 		goto fail_keep_errno;
 	}
 	rec->nr_ev = n;
+	if (rec->o.off_cpu) {
+		/* the blocking stack at every switch-out; the switch records give the switch-ins */
+		if (rec->nr_ev == MAX_EVENTS || event__parse("sched:sched_switch", &rec->ev[rec->nr_ev]) < 0) {
+			*ret_msg = msg("--off-cpu needs the sched:sched_switch tracepoint%s",
+				       rec->nr_ev == MAX_EVENTS ? " and one event less" :
+				       " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)");
+			errno = EINVAL;
+			goto fail_keep_errno;
+		}
+		rec->nr_ev++;
+		rec->o.switch_events = true;
+	}
+	if (rec->o.filter && rec->ev[n - 1].attr.type != PERF_TYPE_TRACEPOINT) {
+		*ret_msg = msg("--filter applies to the last event of -e, which must be a tracepoint "
+			       "(subsystem:event, see 'perf list tracepoint'); '%s' is not one",
+			       rec->ev[n - 1].name);
+		errno = EINVAL;
+		goto fail_keep_errno;
+	}
+	if (rec->o.filter && filter_refused(&rec->ev[n - 1], rec->o.filter)) {
+		char sys[64], tp[64];
+
+		tracefs__split(rec->ev[n - 1].name, sys, tp);
+		*ret_msg = msg("the kernel refuses the filter '%s' of %s (the fields a filter may "
+			       "name are in %s/events/%s/%s/format)", rec->o.filter,
+			       rec->ev[n - 1].name, tracefs__dir(), sys, tp);
+		errno = EINVAL;
+		goto fail_keep_errno;
+	}
 
 	rec->topo = topology__read("/sys");
 	if (!rec->topo) {
@@ -344,7 +395,11 @@ static void setup_attrs(struct record *rec, bool command)
 
 		*a = rec->ev[i].attr;
 		a->size = PERF_FILE_ATTR_SIZE;
-		if (rec->o.period) {
+		if (a->type == PERF_TYPE_TRACEPOINT) {
+			/* every hit, as perf samples tracepoints; -c N keeps one in N */
+			a->sample_period = rec->o.period ? rec->o.period : 1;
+			a->freq = 0;
+		} else if (rec->o.period) {
 			a->sample_period = rec->o.period;
 			a->freq = 0;
 		} else {
@@ -355,6 +410,8 @@ static void setup_attrs(struct record *rec, bool command)
 				 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 		if (rec->nr_ev > 1)
 			a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+		if (a->type == PERF_TYPE_TRACEPOINT)
+			a->sample_type |= PERF_SAMPLE_RAW; /* the fields, decoded by the file's formats */
 		if (rec->o.callgraph == CALLGRAPH_FP) {
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		} else if (rec->o.callgraph == CALLGRAPH_DWARF) {
@@ -392,6 +449,12 @@ static void setup_attrs(struct record *rec, bool command)
 	}
 }
 
+/* The events the user listed (--off-cpu's tracepoint comes after them). */
+static size_t n_user_events(const struct record *rec)
+{
+	return rec->nr_ev - (rec->o.off_cpu ? 1 : 0);
+}
+
 static int open_events(struct record *rec, bool command)
 {
 	struct evlist_failure f = { 0 };
@@ -399,8 +462,12 @@ static int open_events(struct record *rec, bool command)
 
 	for (;;) {
 		setup_attrs(rec, command);
+		const char *filters[MAX_EVENTS] = { 0 };
+
+		if (rec->o.filter)
+			filters[n_user_events(rec) - 1] = rec->o.filter;
 		eo = (struct evlist_opts){ rec->attrs, rec->nr_ev, rec->cpus, rec->nr_cpus,
-					   rec->tids, rec->nr_tids, rec->o.mmap_pages };
+					   rec->tids, rec->nr_tids, rec->o.mmap_pages, filters };
 		rec->el = evlist__open(&eo, &f);
 		if (rec->el)
 			return 0;
@@ -422,7 +489,10 @@ static int open_events(struct record *rec, bool command)
 		}
 		break;
 	}
-	if (f.at_mmap) {
+	if (f.at_filter) {
+		seterr(rec, "cannot set the filter '%s' of %s: %s", rec->o.filter,
+		       rec->ev[f.attr].name, strerror(f.err));
+	} else if (f.at_mmap) {
 		char buf[384];
 
 		seterr(rec, "%s", events__explain_mmap_error(f.err, rec->o.mmap_pages, buf, sizeof(buf)));
@@ -438,10 +508,35 @@ static int open_events(struct record *rec, bool command)
 	return -f.err;
 }
 
+/* The formats of the tracepoints among the events, once per session (rotations reuse it), so
+ * perf script can decode their fields. Returns 0 or -errno with the reason set. */
+static int tracing_data(struct record *rec)
+{
+	const char *specs[MAX_EVENTS];
+	size_t n = 0;
+	int r;
+
+	if (rec->tracing_data)
+		return 0;
+	for (size_t i = 0; i < rec->nr_ev; i++)
+		if (rec->attrs[i].type == PERF_TYPE_TRACEPOINT)
+			specs[n++] = rec->ev[i].name;
+	if (!n)
+		return 0;
+	r = tracefs__tracing_data(specs, n, &rec->tracing_data, &rec->tracing_len);
+	if (r < 0)
+		seterr(rec, "cannot read the tracepoints' formats from tracefs: %s", strerror(-r));
+	return r;
+}
+
 static int open_file(struct record *rec)
 {
 	struct perf_writer_event wev[MAX_EVENTS];
 	struct perf_writer_opts wo = { 0 };
+	int r = tracing_data(rec);
+
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < rec->nr_ev; i++) {
 		wev[i].name = rec->ev[i].name;
@@ -455,6 +550,8 @@ static int open_file(struct record *rec)
 	wo.comp_level = rec->o.comp_level;
 	wo.comp_mmap_len = COMPRESS_MAX_DECOMPRESSED;
 	wo.keep_old = rec->o.keep_old;
+	wo.tracing_data = rec->tracing_data;
+	wo.tracing_len = rec->tracing_len;
 	rec->w = perf_writer__open(rec->o.output, &wo);
 	if (!rec->w) {
 		int e = errno;

@@ -23,6 +23,9 @@ struct record_opts {
 					* DWARF stacks (a sample is ~8 KiB), else 512 KiB */
 	int comp_level;                /* 0: no compression */
 	bool switch_events;
+	const char *filter;            /* --filter: for the last event, a tracepoint */
+	bool off_cpu;                  /* also sample sched:sched_switch (the stack at each
+					* switch-out) with switch events (the switch-in times) */
 	unsigned int nr_readers;       /* 0: one per CPU recorded */
 	enum topo_scope affinity;
 	bool system_wide;              /* -a */
