@@ -69,7 +69,8 @@ void demangle__strip_params(char *s)
 	size_t len = strlen(s), end, clone = len, cut, split = 0;
 	int depth = 0;
 
-	/* GCC's clones ("f(int) [clone .cold]") keep their suffix, as perf shows it. */
+	/* GCC's clones ("f(int) [clone .cold]"): perf demangles without DMGL_PARAMS, and
+	 * libiberty then never reads the clone suffix: "f". */
 	while (clone > 0 && s[clone - 1] == ']') {
 		char *open = NULL;
 
@@ -112,7 +113,40 @@ void demangle__strip_params(char *s)
 		else if (ch == ' ' && depth == 0)
 			split = i + 1;
 	}
-	memmove(s + cut, s + clone, len - clone + 1);
+	s[cut] = '\0';
 	if (split)
 		memmove(s, s + split, strlen(s + split) + 1);
+}
+
+char *demangle__symbol(const char *name)
+{
+	static const char plt[] = "@plt";
+	size_t len = name ? strlen(name) : 0, pl = sizeof(plt) - 1;
+	char *d, *out;
+
+	if (len > pl && !strcmp(name + len - pl, plt)) {
+		/* perf demangles the dynsym name, then appends "@plt". */
+		_cleanup_free_ char *base = strndup(name, len - pl);
+
+		if (!base) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		d = demangle__symbol(base);
+		if (!d)
+			return NULL;
+		out = malloc(strlen(d) + pl + 1);
+		if (out) {
+			strcpy(out, d);
+			strcat(out, plt);
+		}
+		free(d);
+		if (!out)
+			errno = ENOMEM;
+		return out;
+	}
+	d = demangle__name(name);
+	if (d)
+		demangle__strip_params(d);
+	return d;
 }

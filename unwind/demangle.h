@@ -13,9 +13,15 @@ char *demangle__name(const char *name);
 
 /* Shortens a demangled name in place to what perf report shows by default: no parameter
  * list, no cv/ref qualifiers after it and no return type before a template function, e.g.
- * "int max<int>(int, int)" -> "max<int>", "ns::A::f(int) const" -> "ns::A::f". Names that are
+ * "int max<int>(int, int)" -> "max<int>", "ns::A::f(int) const" -> "ns::A::f", and no GCC clone
+ * suffix ("f(int) [clone .isra.0]" -> "f"), as libiberty prints without DMGL_PARAMS. Names that are
  * not functions ("vtable for X") are left as they are. Never fails. */
 void demangle__strip_params(char *name);
+
+/* The name perf report shows for a raw symbol name, malloc'd: the demangled name without
+ * parameters (demangle__strip_params), a trailing "@plt" kept ("_Z3fooi@plt" -> "foo@plt").
+ * NULL with errno EINVAL when name is not C++ (the raw name is shown), ENOMEM. */
+char *demangle__symbol(const char *name);
 
 /* Length of name without its @VERSION / @@VERSION suffix. */
 size_t demangle__strip_version_len(const char *name);

@@ -418,7 +418,8 @@ int elf_file__eh_frame_hdr(const struct elf_file *f, struct eh_frame_hdr_info *r
 	return 0;
 }
 
-/* .symtab of a separate debug file, if it is one for f (same build id when both have one). */
+/* .symtab of a separate debug file, if it is one for f (same build id when both have one), with
+ * the PLT symbols of f itself. */
 static struct symtab *debug_symtab(struct elf_file *f, const char *path)
 {
 	_cleanup_close_ int fd = -1;
@@ -426,7 +427,7 @@ static struct symtab *debug_symtab(struct elf_file *f, const char *path)
 	struct stat a, b;
 	Elf *elf;
 
-	if (stat(path, &a) < 0 || fstat(f->fd, &b) < 0)
+	if (stat(path, &a) < 0 || fstat(f->fd, &b) < 0 || !S_ISREG(a.st_mode))
 		return NULL;
 	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)	/* the debuglink named f itself */
 		return NULL;
@@ -447,7 +448,7 @@ static struct symtab *debug_symtab(struct elf_file *f, const char *path)
 			return NULL;
 		}
 	}
-	t = symtab__from_elf(elf, SYMTAB_SYMTAB);
+	t = symtab__from_elf_plt(elf, SYMTAB_SYMTAB, f->elf);
 	elf_end(elf);
 	return t;
 }
@@ -478,18 +479,30 @@ static const char *debuglink_name(struct elf_file *f)
 	return NULL;
 }
 
-static void load_symbols(struct elf_file *f)
+/* The separate debug file's .symtab, in perf's order (dso__load's binary types): the
+ * .gnu_debuglink target (beside the file, in .debug/ there, under debug_dir), then
+ * debug_dir/.build-id/xx/rest.debug. Sets f->symtab and f->symtab_path; false: none. */
+static bool load_debug_symbols(struct elf_file *f)
 {
 	char path[4096];
-	const char *link;
+	const char *link = debuglink_name(f);
 
-	f->symtab = symtab__from_elf(f->elf, SYMTAB_SYMTAB);
-	if (f->symtab || f->fd < 0) {	/* from memory: no debug files to look for */
-		if (!f->symtab)
-			f->symtab = symtab__from_elf(f->elf, SYMTAB_DYNSYM);
-		if (f->symtab)
-			f->symtab_path = strdup(f->path);
-		return;
+	if (link && *link && !strchr(link, '/')) {
+		_cleanup_free_ char *copy = strdup(f->path);
+		const char *dir = copy ? dirname(copy) : ".";
+
+		for (int i = 0; i < 3; i++) {
+			if (i == 0)
+				snprintf(path, sizeof(path), "%s/%s", dir, link);
+			else if (i == 1)
+				snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
+			else
+				snprintf(path, sizeof(path), "%s%s/%s", f->debug_dir, dir, link);
+			if ((f->symtab = debug_symtab(f, path))) {
+				f->symtab_path = strdup(path);
+				return true;
+			}
+		}
 	}
 	if (f->build_id_len) {
 		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", f->debug_dir,
@@ -500,29 +513,19 @@ static void load_symbols(struct elf_file *f)
 		snprintf(path + n, sizeof(path) - n, ".debug");
 		if ((f->symtab = debug_symtab(f, path))) {
 			f->symtab_path = strdup(path);
-			return;
+			return true;
 		}
 	}
-	link = debuglink_name(f);
-	if (link && !strchr(link, '/')) {
-		_cleanup_free_ char *copy = strdup(f->path);
-		const char *dir = copy ? dirname(copy) : ".";
+	return false;
+}
 
-		/* The places gdb looks: beside the file, in .debug/ there, under debug_dir. */
-		for (int i = 0; i < 3; i++) {
-			if (i == 0)
-				snprintf(path, sizeof(path), "%s/%s", dir, link);
-			else if (i == 1)
-				snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
-			else
-				snprintf(path, sizeof(path), "%s%s/%s", f->debug_dir, dir, link);
-			if ((f->symtab = debug_symtab(f, path))) {
-				f->symtab_path = strdup(path);
-				return;
-			}
-		}
-	}
-	f->symtab = symtab__from_elf(f->elf, SYMTAB_DYNSYM);
+/* perf prefers a separate debug file's .symtab to the file's own (whose local symbols may be
+ * stripped), then the file's .symtab, then its .dynsym; PLT entries always come from the file. */
+static void load_symbols(struct elf_file *f)
+{
+	if (f->fd >= 0 && load_debug_symbols(f))
+		return;
+	f->symtab = symtab__from_elf_plt(f->elf, SYMTAB_ANY, f->elf);
 	if (f->symtab)
 		f->symtab_path = strdup(f->path);
 }

@@ -1,8 +1,8 @@
 /* ELF files opened once and shared: each file is mapped read-only (libelf ELF_C_READ_MMAP) and
  * kept with what the unwinder and the symbolizer need from it: its build id, PT_LOAD segments
  * (for load bias and address-to-offset), the parsed .eh_frame_hdr, and symbols loaded lazily
- * from the file itself or from its separate debug file (/usr/lib/debug/.build-id, then
- * .gnu_debuglink). Files are refcounted and immutable after opening except for the lazy symbol
+ * from its separate debug file (.gnu_debuglink, then /usr/lib/debug/.build-id) or from the file
+ * itself. Files are refcounted and immutable after opening except for the lazy symbol
  * table, which is built under a per-file lock: any thread may use a file it holds. */
 #ifndef PRECORD_ELFCACHE_H
 #define PRECORD_ELFCACHE_H
@@ -75,8 +75,9 @@ int elf_file__vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t
 /* Returns 0 or -ENOENT (no PT_GNU_EH_FRAME, or a header this unwinder cannot use). */
 int elf_file__eh_frame_hdr(const struct elf_file *f, struct eh_frame_hdr_info *ret);
 
-/* Function symbols: the file's .symtab; else the .symtab of its debug file (build-id directory,
- * then .gnu_debuglink beside it, in .debug/, under debug_dir); else its .dynsym. Loaded on first
+/* Function symbols, where perf takes them: the .symtab of its separate debug file
+ * (.gnu_debuglink beside it, in .debug/, under debug_dir; then the build-id directory); else the
+ * file's .symtab; else its .dynsym; plus the file's PLT entries ("cos@plt"). Loaded on first
  * call (which may take milliseconds), thread safe. NULL when there are none. */
 const struct symtab *elf_file__symtab(struct elf_file *f);
 

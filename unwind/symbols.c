@@ -181,16 +181,16 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type)
 	return NULL;
 }
 
-static struct symtab *from_section(Elf *elf, Elf_Scn *scn)
+/* Adds scn's function symbols to b. Returns 0 or -1 with errno (EIO, ENOMEM). */
+static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b)
 {
-	struct builder b = { 0 };
 	GElf_Shdr sh;
 	Elf_Data *data;
 	size_t i, nr;
 
 	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(data = elf_getdata(scn, NULL))) {
 		errno = EIO;
-		return NULL;
+		return -1;
 	}
 	nr = sh.sh_size / sh.sh_entsize;
 	for (i = 0; i < nr; i++) {
@@ -219,18 +219,100 @@ static struct symtab *from_section(Elf *elf, Elf_Scn *scn)
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (builder_add(&b, sym.st_value, sym.st_size, name, strlen(name),
+		if (builder_add(b, sym.st_value, sym.st_size, name, strlen(name),
 				GELF_ST_BIND(sym.st_info)) < 0) {
-			builder_release(&b);
 			errno = ENOMEM;
-			return NULL;
+			return -1;
 		}
 	}
-	return builder_finish(&b);
+	return 0;
+}
+
+static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *ret_sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, ret_sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, ret_sh->sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+/* perf 6.1's dso__synthesize_plt_symbols(): one sized symbol "NAME@plt" per .rela.plt (or
+ * .rel.plt) relocation, in relocation order, over the .plt entries that follow its header
+ * (header and entries are sh_entsize bytes on x86). .plt.got and .plt.sec get none (perf 6.1
+ * names them after the symbol they fall in). Returns the number added or -ENOMEM. */
+static int add_plt(struct builder *b, Elf *elf)
+{
+	GElf_Shdr rel_sh, plt_sh, dyn_sh;
+	Elf_Scn *rel, *plt, *dyn;
+	Elf_Data *rel_data, *dyn_data;
+	uint64_t addr;
+	size_t nr, added = 0;
+	char name[1024];
+
+	rel = section_named(elf, ".rela.plt", &rel_sh);
+	if (!rel)
+		rel = section_named(elf, ".rel.plt", &rel_sh);
+	plt = section_named(elf, ".plt", &plt_sh);
+	if (!rel || !plt || !rel_sh.sh_entsize || !plt_sh.sh_entsize ||
+	    (rel_sh.sh_type != SHT_RELA && rel_sh.sh_type != SHT_REL))
+		return 0;
+	dyn = elf_getscn(elf, rel_sh.sh_link);
+	if (!dyn || !gelf_getshdr(dyn, &dyn_sh) || dyn_sh.sh_type != SHT_DYNSYM)
+		return 0;
+	rel_data = elf_getdata(rel, NULL);
+	dyn_data = elf_getdata(dyn, NULL);
+	if (!rel_data || !dyn_data)
+		return 0;
+	nr = rel_sh.sh_size / rel_sh.sh_entsize;
+	addr = plt_sh.sh_addr + plt_sh.sh_entsize;
+	for (size_t i = 0; i < nr; i++, addr += plt_sh.sh_entsize) {
+		GElf_Rela rela;
+		GElf_Rel r;
+		GElf_Sym sym;
+		uint64_t info;
+		const char *n = NULL;
+		int len;
+
+		if (rel_sh.sh_type == SHT_RELA) {
+			if (!gelf_getrela(rel_data, (int)i, &rela))
+				break;
+			info = rela.r_info;
+		} else {
+			if (!gelf_getrel(rel_data, (int)i, &r))
+				break;
+			info = r.r_info;
+		}
+		if (gelf_getsym(dyn_data, (int)GELF_R_SYM(info), &sym))
+			n = elf_strptr(elf, dyn_sh.sh_link, sym.st_name);
+		len = snprintf(name, sizeof(name), "%s@plt", n ? n : "");
+		if (len < 0 || (size_t)len >= sizeof(name))
+			continue;
+		if (builder_add(b, addr, plt_sh.sh_entsize, name, (size_t)len, STB_GLOBAL) < 0)
+			return -ENOMEM;
+		added++;
+	}
+	return (int)added;
 }
 
 struct symtab *symtab__from_elf(Elf *elf, enum symtab_source source)
 {
+	return symtab__from_elf_plt(elf, source, elf);
+}
+
+struct symtab *symtab__from_elf_plt(Elf *elf, enum symtab_source source, Elf *runtime)
+{
+	struct builder b = { 0 };
 	Elf_Scn *scn = NULL;
 
 	if (!elf) {
@@ -245,7 +327,17 @@ struct symtab *symtab__from_elf(Elf *elf, enum symtab_source source)
 		errno = ENOENT;
 		return NULL;
 	}
-	return from_section(elf, scn);
+	if (from_section(elf, scn, &b) < 0) {
+		builder_release(&b);
+		return NULL;
+	}
+	/* perf adds PLT entries only to a dso that has symbols of its own. */
+	if (b.nr && runtime && add_plt(&b, runtime) < 0) {
+		builder_release(&b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return builder_finish(&b);
 }
 
 struct symtab *symtab__from_kallsyms(const char *path)
@@ -348,11 +440,7 @@ const char *symbol__name(const struct symbol *sym)
 
 	if (p)
 		return p;
-	d = demangle__name(s->name);
-	/* perf report shows C++ names without parameters by default; so do we, so that the two
-	 * reports line up (and flame graphs stay readable). */
-	if (d)
-		demangle__strip_params(d);
+	d = demangle__symbol(s->name);
 	/* Racing threads compute the same string; the loser frees its copy. The release pairs
 	 * with the acquire above. */
 	if (atomic_compare_exchange_strong_explicit(&s->pretty, &expected, d ? d : s->name,

@@ -35,6 +35,11 @@ enum symtab_source {
  * ENOMEM, EIO for a damaged table. */
 struct symtab *symtab__from_elf(Elf *elf, enum symtab_source source);
 
+/* The same, with perf's PLT symbols ("cos@plt", one per .rela.plt entry, sized) taken from
+ * runtime, the file that is mapped (elf may be its separate debug file, which has no PLT);
+ * runtime NULL: none. symtab__from_elf(elf, s) is symtab__from_elf_plt(elf, s, elf). */
+struct symtab *symtab__from_elf_plt(Elf *elf, enum symtab_source source, Elf *runtime);
+
 /* Text symbols (t, T, w, W) of a kallsyms file; path NULL means /proc/kallsyms. Returns NULL
  * with errno: the open error, ENOENT when it lists nothing usable (kptr_restrict hides the
  * addresses as zero), ENOMEM. */
@@ -52,7 +57,8 @@ const struct symbol *symtab__symbol(const struct symtab *t, size_t i);
 /* Frees t; NULL is a no-op. Pointers to its symbols and names die with it. */
 void symtab__free(struct symtab *t);
 
-/* The name to show: demangled C++ (without @VERSION) when it is one, else the raw name.
+/* The name to show: demangle__symbol() of the raw name when it is C++ (no parameters, no
+ * @VERSION, no clone suffix, "@plt" kept), else the raw name.
  * Computed once per symbol, thread safe; never NULL (falls back to the raw name on ENOMEM). */
 const char *symbol__name(const struct symbol *sym);
 
