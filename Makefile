@@ -11,19 +11,19 @@ DESTDIR ?=
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libunwind-generic libelf libzstd
+PKGS := libunwind-generic libelf libzstd libprotobuf-c zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-	-D_GNU_SOURCE -fno-strict-aliasing -pthread -I. -Isrc $(PKG_CFLAGS) -MMD -MP
+	-D_GNU_SOURCE -fno-strict-aliasing -pthread -I. -Isrc -I$(B)/gen $(PKG_CFLAGS) -MMD -MP
 LDLIBS := $(PKG_LIBS) -lpfm -lstdc++ -lpthread -lm
 
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
 DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
-	check linux-perf systemd procps
+	check linux-perf systemd procps libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
 
 B := build
 # src/ by layer (lib <- perf <- ringbuf, unwind <- record, report <- daemon <- cmd); headers are
@@ -31,7 +31,9 @@ B := build
 PROGS := precord preport precordd
 MAINS := $(addprefix src/cmd/,$(addsuffix .c,$(PROGS)))
 LIB_SRCS := $(filter-out $(MAINS),$(sort $(wildcard src/*/*.c src/*/*/*.c ringbuf/*.c unwind/*.c)))
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# pprof's profile.proto, compiled by protoc-c at build time (src/report/pprof.c uses it).
+PROTO_C := $(B)/gen/report/profile.pb-c.c
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/gen/report/profile.pb-c.o
 TEST_SRCS := $(sort $(wildcard tests/check_*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(B)/%.o)
 WORKLOAD_SRCS := $(sort $(wildcard tests/workloads/*.c))
@@ -42,6 +44,15 @@ all: $(PROGS)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(PROTO_C) $(PROTO_C:.c=.h): src/report/profile.proto
+	@mkdir -p $(B)/gen/report
+	protoc-c --proto_path=src/report --c_out=$(B)/gen/report $<
+
+$(B)/gen/report/profile.pb-c.o: $(PROTO_C)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/src/report/pprof.o: $(PROTO_C:.c=.h)
 
 $(B)/libprecord.a: $(LIB_OBJS)
 	@rm -f $@

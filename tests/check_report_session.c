@@ -2,7 +2,7 @@
  * COMM, an MMAP of this very test program and samples whose callchains point at functions of
  * it, written out of time order), run through a session with a recording sink and with the
  * aggregation sink, and checked: time order, symbols, filters, the time range, counts from the
- * same pass, sinks stopping the pass, a second run refused. */
+ * same pass, sinks stopping the pass, a second run refused, the pprof sink read back. */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
@@ -11,9 +11,12 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "perf/writer.h"
 #include "report/aggregate.h"
+#include "report/pprof.h"
+#include "report/profile.pb-c.h"
 #include "report/session.h"
 #include "unwind/symbols.h"
 
@@ -292,6 +295,66 @@ START_TEST(test_sink_stops_and_aggregates)
 }
 END_TEST
 
+/* The pprof sink's profile, read back with zlib and protobuf-c: values summed per stack, labels,
+ * functions named, locations in mappings. */
+START_TEST(test_pprof_roundtrip)
+{
+	static uint8_t buf[1 << 20];
+	struct seen sn = { 0 };
+	struct report_session *s = open_ok(NULL, &sn);
+	struct pprof_writer *w = pprof_writer__new(s);
+	Perftools__Profiles__Profile *p;
+	uint64_t count = 0, period = 0;
+	gzFile gz;
+	int len;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(report_session__run(s), 0);
+	/* two distinct (pid, stack): alpha's three samples merge, and beta's */
+	ck_assert_uint_eq(pprof_writer__nr_samples(w), 2);
+	ck_assert_int_eq(pprof_writer__write(w, path_in("p.pb.gz")), 0);
+	ck_assert_int_eq(pprof_writer__write(w, "/nonexistent/dir/p.pb.gz"), -ENOENT);
+	gz = gzopen(path_in("p.pb.gz"), "rb");
+	ck_assert_ptr_nonnull(gz);
+	len = gzread(gz, buf, sizeof(buf));
+	gzclose(gz);
+	unlink(path_in("p.pb.gz"));
+	ck_assert_int_gt(len, 0);
+	p = perftools__profiles__profile__unpack(NULL, (size_t)len, buf);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->string_table[0], "");
+	ck_assert_uint_eq(p->n_sample_type, 2);
+	ck_assert_str_eq(p->string_table[p->sample_type[0]->type], "samples");
+	ck_assert_str_eq(p->string_table[p->sample_type[1]->type], "cpu");
+	ck_assert_str_eq(p->string_table[p->sample_type[1]->unit], "nanoseconds");
+	ck_assert_uint_eq(p->n_sample, 2);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		Perftools__Profiles__Sample *sm = p->sample[i];
+		Perftools__Profiles__Location *leaf;
+
+		count += (uint64_t)sm->value[0];
+		period += (uint64_t)sm->value[1];
+		ck_assert_uint_eq(sm->n_location_id, 2);
+		ck_assert_uint_eq(sm->n_label, 3);
+		ck_assert_str_eq(p->string_table[sm->label[2]->key], "comm");
+		ck_assert_str_eq(p->string_table[sm->label[2]->str],
+				 sm->label[0]->num == 100 ? "alpha" : "beta");
+		leaf = p->location[sm->location_id[0] - 1];
+		ck_assert_uint_eq(leaf->id, sm->location_id[0]);
+		ck_assert_uint_ne(leaf->mapping_id, 0);
+		ck_assert_uint_eq(leaf->n_line, 1);
+		ck_assert_str_eq(p->string_table[p->function[leaf->line[0]->function_id - 1]->name],
+				 "session_test_leaf");
+	}
+	ck_assert_uint_eq(count, 6);
+	ck_assert_uint_eq(period, 10 + 20 + 30 + 40 + 50 + 60);
+	ck_assert_uint_ge(p->n_mapping, 1);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	pprof_writer__free(w);
+	report_session__free(s);
+}
+END_TEST
+
 START_TEST(test_open_errors)
 {
 	const char *reason = NULL;
@@ -316,6 +379,7 @@ Suite *report_session_suite(void)
 	tcase_add_test(tc, test_order_symbols_counts);
 	tcase_add_test(tc, test_filters_and_time);
 	tcase_add_test(tc, test_sink_stops_and_aggregates);
+	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_open_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -375,6 +375,12 @@ const char *dso__name(const struct dso *d)
 	return d->name;
 }
 
+size_t dso__build_id(const struct dso *d, const uint8_t **ret_id)
+{
+	*ret_id = d->build_id;
+	return d->build_id_len;
+}
+
 enum dso_kind dso__kind(const struct dso *d)
 {
 	return d->kind;

@@ -104,6 +104,9 @@ enum dso_kind {
 /* The name perf shows: the path, "[kernel.kallsyms]", "[vdso]", ... */
 const char *dso__name(const struct dso *d);
 enum dso_kind dso__kind(const struct dso *d);
+/* The build id known for the dso (BUILD_ID feature or MMAP2), its length (0: none) and the bytes
+ * in *ret_id, valid until machine__free. */
+size_t dso__build_id(const struct dso *d, const uint8_t **ret_id);
 
 /* The dso's ELF file, opened on first call (through the machine's cache, checked against the
  * build id when known). Thread safe. NULL when there is none or it cannot be used. Borrowed:

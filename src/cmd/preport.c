@@ -16,6 +16,7 @@
 #include "perf/pause_stats.h"
 #include "perf/reader.h"
 #include "report/aggregate.h"
+#include "report/pprof.h"
 #include "report/report.h"
 #include "report/session.h"
 
@@ -27,7 +28,7 @@ enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
 
 /* What the command line asked for. */
 struct cli {
-	const char *input, *flame, *repair;
+	const char *input, *flame, *repair, *pprof;
 	bool stats, folded, force, quiet, header, verbose;
 	bool children_set, children;
 	int32_t *pids, *tids, *cpus;
@@ -103,6 +104,7 @@ static void usage(FILE *f)
 "                         e.g. -g caller,1 (default graph,0.5)\n"
 "      --folded           collapsed stacks: one line 'comm;root;...;leaf COUNT' per stack\n"
 "      --flamegraph FILE  write an interactive SVG flame graph to FILE\n"
+"      --pprof FILE       write a gzip'd pprof profile.proto to FILE (go tool pprof reads it)\n"
 "      --stats            records by type, samples, lost events, precord's pauses\n"
 "      --header           print the recording's header information first\n"
 "      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated)\n"
@@ -122,7 +124,7 @@ static void usage(FILE *f)
 enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
-	OPT_VERSION,
+	OPT_VERSION, OPT_PPROF,
 };
 
 static const struct option longopts[] = {
@@ -134,6 +136,7 @@ static const struct option longopts[] = {
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "flamegraph", required_argument, NULL, OPT_FLAME },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "header", no_argument, NULL, OPT_HEADER },
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -234,6 +237,7 @@ static int parse_opt(struct cli *c, int opt)
 		break;
 	case OPT_FOLDED: c->folded = true; break;
 	case OPT_FLAME: c->flame = optarg; break;
+	case OPT_PPROF: c->pprof = optarg; break;
 	case OPT_STATS: c->stats = true; break;
 	case OPT_HEADER: c->header = true; break;
 	case OPT_PID:
@@ -405,7 +409,7 @@ static void print_outputs(const struct cli *c, struct report_session *s, struct 
 			report__fprintf_folded(report_set__report(rs, i), stdout);
 		return;
 	}
-	if (c->flame)
+	if (c->flame || c->pprof)
 		return;
 	report__fprintf_preamble(report_set__report(rs, 0), stdout, ss->records.total_lost_samples);
 	for (size_t i = 0; i < n; i++) {
@@ -436,18 +440,36 @@ static void print_warnings(const struct report_session_stats *ss)
 	report__fprintf_warnings(stderr, &rs);
 }
 
+static int write_pprof(const struct cli *c, struct pprof_writer *pw)
+{
+	int e = pprof_writer__write(pw, c->pprof);
+
+	if (e < 0) {
+		err("cannot write the pprof profile to %s: %s", c->pprof, strerror(-e));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
 static int do_report(const struct cli *c, struct report_session *s, double t0)
 {
 	struct report_set *rs = report_set__new(s, &c->ro, c->children_set);
+	struct pprof_writer *pw = NULL;
 	int e, ret = 0;
 
 	if (!rs) {
 		err("invalid report options: %s", strerror(errno));
 		return errno == ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 	}
+	if (c->pprof && !(pw = pprof_writer__new(s))) {
+		err("out of memory");
+		report_set__free(rs);
+		return EXIT_FAIL;
+	}
 	e = report_session__run(s);
 	if (e == -ENOMEM) {
 		err("out of memory while reading %s", c->input);
+		pprof_writer__free(pw);
 		report_set__free(rs);
 		return EXIT_FAIL;
 	}
@@ -456,6 +478,9 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 	print_outputs(c, s, rs);
 	if (c->flame)
 		ret = write_flame(c, s, rs);
+	if (pw && !ret)
+		ret = write_pprof(c, pw);
+	pprof_writer__free(pw);
 	if (c->verbose)
 		print_verbose(report_session__stats(s), t1 - t0);
 	if (!c->quiet)

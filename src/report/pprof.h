@@ -1,0 +1,27 @@
+/* The pprof sink of a report session: gathers resolved samples into pprof's profile.proto
+ * (samples with their values and units, locations, functions, mappings with build ids, labels
+ * pid, tid and comm) and writes it gzip'd, as `go tool pprof` reads it. Identical (stack, pid,
+ * tid, comm) samples are merged into one Sample whose values are summed. */
+#ifndef PRECORD_REPORT_PPROF_H
+#define PRECORD_REPORT_PPROF_H
+
+#include "report/session.h"
+
+struct pprof_writer;
+
+/* A writer fed by session s (it adds itself as a sink; s must outlive it until written).
+ * Sample values: "samples"/"count", then per event its period ("cpu"/"nanoseconds" for
+ * cpu-clock and task-clock, the event's name/"count" otherwise). Filtered samples are left
+ * out. Returns NULL with errno ENOMEM. */
+struct pprof_writer *pprof_writer__new(struct report_session *s);
+
+/* Write the profile gathered so far to path (created or truncated, gzip'd). Returns 0 or
+ * -errno (-ENOMEM, or that of creating or writing path). */
+int pprof_writer__write(struct pprof_writer *w, const char *path);
+
+/* Number of distinct samples gathered (for tests). */
+size_t pprof_writer__nr_samples(const struct pprof_writer *w);
+
+void pprof_writer__free(struct pprof_writer *w);
+
+#endif

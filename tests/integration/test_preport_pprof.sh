@@ -1,0 +1,72 @@
+#!/bin/sh
+# preport --pprof read back by an independent reader, `go tool pprof`: every function's flat
+# share agrees with preport's self table (--no-children -g none --sort sym) to 0.1 point, on a
+# perf -z DWARF recording and on precord's; the labels comm/pid/tid are there, and mappings
+# carry the executable's build id. Also: a bad output path is an error naming the path.
+. "$(dirname "$0")/lib.sh"
+
+command -v perf > /dev/null 2>&1 || skip "perf is not installed"
+command -v go > /dev/null 2>&1 || skip "go (golang-go) is not installed: go tool pprof reads the profiles"
+[ -x "$W/mixed" ] || fail "the mixed workload is missing (make test-bins)"
+# go tool pprof without a network or a home: caches in the test's directory
+export HOME="$PWD/home" GOCACHE="$PWD/gocache" GOPROXY=off GOFLAGS=
+mkdir -p "$HOME"
+
+perf record -q -z -e cpu-clock --call-graph dwarf -o perf.data "$W/mixed" 1 > /dev/null 2>&1 ||
+	fail "perf record failed"
+precord -q -e cpu-clock -o precord.data -- "$W/mixed" 0.5 > /dev/null || fail "precord failed"
+
+# by_name: "NAME PERCENT" per function, percents of rows of one name summed
+pre_self() {
+	preport -q -i "$1" --no-children -g none --sort sym |
+		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +\[.\] /, ""); sub(/ +$/, ""); s[$0] += p }
+		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
+}
+pprof_flat() {
+	go tool pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1" 2> pprof.err |
+		awk 'f && NF >= 6 { p = $2 + 0; n = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", n)
+				     sub(/ +$/, "", n); s[n] += p }
+		     /flat%/ { f = 1 }
+		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
+}
+
+exe_id=$(readelf -n "$W/mixed" 2> /dev/null | awk '/Build ID/ { print $3 }')
+for f in perf.data precord.data; do
+	rm -f prof.pb.gz
+	preport -q -i "$f" --pprof prof.pb.gz > out.txt 2> err.txt ||
+		{ cat err.txt >&2; fail "$f: preport --pprof exit $?"; }
+	[ -s prof.pb.gz ] || fail "$f: no profile written"
+	[ ! -s out.txt ] || fail "$f: --pprof also printed a report on stdout"
+	gzip -t prof.pb.gz || fail "$f: the profile is not gzip'd"
+	pre_self "$f" > pre.tsv
+	pprof_flat prof.pb.gz > pp.tsv
+	[ -s pp.tsv ] || { cat pprof.err >&2; fail "$f: go tool pprof -top read nothing"; }
+	# every row of either side above 0.1% must be on the other within 0.1 point
+	rows=$(join -t "$(printf '\t')" -a 1 -a 2 -e 0 -o 0,1.2,2.2 pre.tsv pp.tsv |
+		awk -F '\t' -v f="$f" '
+			$2 + 0 < 0.1 && $3 + 0 < 0.1 { next }
+			{ n++; d = $2 - $3; if (d < 0) d = -d
+			  if (d > 0.1) { printf "FAIL: %s: %s: preport %s%%, pprof %s%%\n", f, $1, $2, $3 > "/dev/stderr"; bad++ } }
+			END { print n + 0; exit bad > 0 }') || fail "$f: pprof's flat shares disagree with preport's self table"
+	assert_ge "$rows" 5 "$f: functions compared"
+	top=$(awk -F '\t' '{ print $2 "\t" $1 }' pp.tsv | sort -rn | head -1 | cut -f2)
+	[ "$top" = "mix::lib_crunch" ] || fail "$f: pprof's top function is '$top', not mix::lib_crunch"
+	# labels
+	go tool pprof -tags prof.pb.gz > tags.txt 2> /dev/null || fail "$f: go tool pprof -tags failed"
+	grep -q 'comm: Total' tags.txt && grep -q ': mixed$' tags.txt || fail "$f: no comm label 'mixed'"
+	grep -q 'pid: Total' tags.txt && grep -q 'tid: Total' tags.txt || fail "$f: no pid/tid labels"
+	# mappings with the build id of the executable
+	go tool pprof -raw prof.pb.gz > raw.txt 2> /dev/null || fail "$f: go tool pprof -raw failed"
+	[ -z "$exe_id" ] || grep -q "$W/mixed $exe_id" raw.txt ||
+		{ sed -n '/^Mappings/,$p' raw.txt >&2; fail "$f: no mapping of mixed with build id $exe_id"; }
+	echo "ok: $f: $rows functions agree with go tool pprof to 0.1 point; labels and build ids present"
+done
+
+set +e
+preport -q -i perf.data --pprof /nonexistent/dir/p.pb.gz > /dev/null 2> err.txt
+rc=$?
+set -e
+assert_eq "$rc" 3 "exit status writing to a missing directory"
+grep -q "cannot write the pprof profile to /nonexistent/dir/p.pb.gz" err.txt ||
+	{ cat err.txt >&2; fail "no error naming the path"; }
+echo ok
