@@ -709,6 +709,8 @@ Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("core");
+	/* 300k samples in test_memory_stays_small: seconds on a loaded machine */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_children_recursion_once);
 	tcase_add_test(tc, test_no_children);
 	tcase_add_test(tc, test_sort_keys);
