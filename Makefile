@@ -21,6 +21,13 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-comp
 	-D_GNU_SOURCE -fno-strict-aliasing -pthread -I. -Isrc -I$(B)/gen $(PKG_CFLAGS) -MMD -MP
 LDLIBS := $(PKG_LIBS) -lpfm -lstdc++ -lpthread -lm
 
+# The version, shown by --version and written into every perf.data (VERSION feature): the VERSION
+# file, with the commit when built from a git checkout (0.1-12-gabc1234 past the tag v0.1).
+VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)
+GIT_VERSION := $(shell git describe --tags --match 'v*' --dirty 2>/dev/null | sed 's/^v//')
+PRECORD_VERSION := $(or $(GIT_VERSION),$(VERSION)$(shell git rev-parse --short HEAD 2>/dev/null | sed 's/^/+g/'))
+override CFLAGS += -DPRECORD_VERSION='"$(PRECORD_VERSION)"'
+
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
 DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
 	check linux-perf systemd procps libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go
@@ -53,6 +60,13 @@ $(B)/gen/report/profile.pb-c.o: $(PROTO_C)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/src/report/pprof.o: $(PROTO_C:.c=.h)
+
+# The objects that show the version are rebuilt when it changes (a commit, an edit of VERSION).
+$(B)/version: FORCE
+	@mkdir -p $(B)
+	@echo '$(PRECORD_VERSION)' | cmp -s - $@ || echo '$(PRECORD_VERSION)' > $@
+$(B)/src/perf/writer.o $(MAINS:%.c=$(B)/%.o): $(B)/version
+FORCE:
 
 $(B)/libprecord.a: $(LIB_OBJS)
 	@rm -f $@

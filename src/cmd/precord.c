@@ -13,12 +13,10 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/human.h"
 #include "record/record.h"
+#include "cmd/cli.h"
 #include "cmd/subcmd.h"
-
-#ifndef PRECORD_VERSION
-#define PRECORD_VERSION "0.1"
-#endif
 
 /* Exit codes of precord's own (see man/precord.1, EXIT STATUS). */
 enum {
@@ -82,18 +80,6 @@ static void usage(FILE *f)
 "126 the command cannot be executed, 127 the command was not found.\n");
 }
 
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("precord: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static void on_notice(void *ctx, const char *msg)
 {
 	if (!quiet)
@@ -121,26 +107,14 @@ static int parse_pids(const char *s, pid_t **ret, size_t *nr)
 	return 0;
 }
 
-static void human(double v, char *buf, size_t len)
-{
-	const char *u[] = { "B", "KB", "MB", "GB", "TB" };
-	int i = 0;
-
-	while (v >= 1024 && i < 4) {
-		v /= 1024;
-		i++;
-	}
-	snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
-}
-
 static void status_line(const struct record_stats *s, const struct record_stats *prev,
 			double dt)
 {
 	char rd[32], wr[32];
 	double rate = dt > 0 ? (s->samples - prev->samples) / dt : 0;
 
-	human(s->bytes_read, rd, sizeof(rd));
-	human(s->bytes_written, wr, sizeof(wr));
+	human__bytes(s->bytes_read, rd, sizeof(rd));
+	human__bytes(s->bytes_written, wr, sizeof(wr));
 	fprintf(stderr, "\r\033[K[precord] %6.1fs  %8.0f samples/s  read %s  written %s  (%.1fx)  lost %llu",
 		s->elapsed, rate, rd, wr,
 		s->bytes_written ? (double)s->bytes_read / s->bytes_written : 1.0,
@@ -154,8 +128,8 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 {
 	char rd[32], wr[32];
 
-	human(s->bytes_read, rd, sizeof(rd));
-	human(s->bytes_written, wr, sizeof(wr));
+	human__bytes(s->bytes_read, rd, sizeof(rd));
+	human__bytes(s->bytes_written, wr, sizeof(wr));
 	fprintf(stderr, "[ precord: %.3f s, %llu samples (%.0f/s), %llu records",
 		s->elapsed, (unsigned long long)s->samples,
 		s->elapsed > 0 ? s->samples / s->elapsed : 0.0, (unsigned long long)s->records);
@@ -268,7 +242,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
-				err("-o needs a file name");
+				cli__err("-o needs a file name");
 				return EXIT_USAGE;
 			}
 			o.output = optarg;
@@ -288,7 +262,7 @@ int main(int argc, char **argv)
 				if (!v)
 					v = 4000;
 			} else if (parse__freq(optarg, &v) < 0) {
-				err("invalid frequency '%s' for -F: expected samples per second from 1 to %d, e.g. -F 4000",
+				cli__err("invalid frequency '%s' for -F: expected samples per second from 1 to %d, e.g. -F 4000",
 				    optarg, PARSE_FREQ_MAX);
 				return EXIT_USAGE;
 			}
@@ -297,7 +271,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			if (parse__uint(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
-				err("invalid period '%s' for -c: expected a positive whole number", optarg);
+				cli__err("invalid period '%s' for -c: expected a positive whole number", optarg);
 				return EXIT_USAGE;
 			}
 			o.period = v;
@@ -309,12 +283,12 @@ int main(int argc, char **argv)
 		case OPT_CALL_GRAPH:
 			r = parse__callgraph(optarg, &o.callgraph, &stack);
 			if (r == -ERANGE) {
-				err("invalid stack size in '--call-graph %s': expected %d to %d bytes, e.g. dwarf,16384",
+				cli__err("invalid stack size in '--call-graph %s': expected %d to %d bytes, e.g. dwarf,16384",
 				    optarg, PARSE_STACK_MIN, PARSE_STACK_MAX);
 				return EXIT_USAGE;
 			}
 			if (r < 0) {
-				err("invalid call graph mode '%s': expected dwarf[,SIZE], fp or none", optarg);
+				cli__err("invalid call graph mode '%s': expected dwarf[,SIZE], fp or none", optarg);
 				return EXIT_USAGE;
 			}
 			if (stack)
@@ -322,20 +296,20 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			if (parse__size(optarg, &v, &suffixed) < 0 || !v) {
-				err("invalid ring size '%s' for -m: expected a power of two of pages (e.g. 128) or a size (e.g. 4M)", optarg);
+				cli__err("invalid ring size '%s' for -m: expected a power of two of pages (e.g. 128) or a size (e.g. 4M)", optarg);
 				return EXIT_USAGE;
 			}
 			/* a plain number counts pages; one with a unit is bytes */
 			if (suffixed)
 				v = (v + page - 1) / page;
 			if (v & (v - 1)) {
-				err("invalid ring size '%s' for -m: %llu pages is not a power of two (try %llu)",
+				cli__err("invalid ring size '%s' for -m: %llu pages is not a power of two (try %llu)",
 				    optarg, (unsigned long long)v,
 				    (unsigned long long)(1ULL << (63 - __builtin_clzll(v))));
 				return EXIT_USAGE;
 			}
 			if (v > (1ULL << 20)) {
-				err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)", optarg);
+				cli__err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)", optarg);
 				return EXIT_USAGE;
 			}
 			o.mmap_pages = v;
@@ -343,7 +317,7 @@ int main(int argc, char **argv)
 		case 'z':
 			if (optarg) {
 				if (parse__uint(optarg, 1, 22, &v) < 0) {
-					err("invalid compression level '%s': expected 1 to 22", optarg);
+					cli__err("invalid compression level '%s': expected 1 to 22", optarg);
 					return EXIT_USAGE;
 				}
 				o.comp_level = (int)v;
@@ -371,20 +345,20 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			if (parse_pids(optarg, &pids, &nr_pids) < 0) {
-				err("invalid pid list '%s' for -p: expected PID[,PID...]", optarg);
+				cli__err("invalid pid list '%s' for -p: expected PID[,PID...]", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_READERS:
 			if (parse__uint(optarg, 1, 4096, &v) < 0) {
-				err("invalid reader count '%s' for --readers: expected 1 or more", optarg);
+				cli__err("invalid reader count '%s' for --readers: expected 1 or more", optarg);
 				return EXIT_USAGE;
 			}
 			o.nr_readers = (unsigned int)v;
 			break;
 		case OPT_AFFINITY:
 			if (topo_scope__parse(optarg, &o.affinity) < 0) {
-				err("invalid affinity scope '%s': expected cpu, smt, cache, numa or system", optarg);
+				cli__err("invalid affinity scope '%s': expected cpu, smt, cache, numa or system", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -394,7 +368,7 @@ int main(int argc, char **argv)
 		case OPT_HIGH:
 		case OPT_LOW:
 			if (parse__uint(optarg, 1, 99, &v) < 0) {
-				err("invalid watermark '%s' for --%s-watermark: expected a percentage from 1 to 99",
+				cli__err("invalid watermark '%s' for --%s-watermark: expected a percentage from 1 to 99",
 				    optarg, c == OPT_HIGH ? "high" : "low");
 				return EXIT_USAGE;
 			}
@@ -421,11 +395,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (freq_set && period_set) {
-		err("-F and -c both given: choose a frequency or a period");
+		cli__err("-F and -c both given: choose a frequency or a period");
 		return EXIT_USAGE;
 	}
 	if (o.low_permille >= o.high_permille) {
-		err("--low-watermark (%u%%) must be below --high-watermark (%u%%)",
+		cli__err("--low-watermark (%u%%) must be below --high-watermark (%u%%)",
 		    o.low_permille / 10, o.high_permille / 10);
 		return EXIT_USAGE;
 	}
@@ -437,21 +411,21 @@ int main(int argc, char **argv)
 		int targets = !!o.argv + !!nr_pids + (o.system_wide && !o.argv);
 
 		if (targets == 0) {
-			err("nothing to record: give a command, -p PID or -a");
+			cli__err("nothing to record: give a command, -p PID or -a");
 			fprintf(stderr, "Try 'precord --help' for the options.\n");
 			return EXIT_USAGE;
 		}
 		if (o.argv && nr_pids) {
-			err("a command and -p both given: record one or the other");
+			cli__err("a command and -p both given: record one or the other");
 			return EXIT_USAGE;
 		}
 		if (nr_pids && o.system_wide) {
-			err("-p and -a both given: -a already records every process");
+			cli__err("-p and -a both given: -a already records every process");
 			return EXIT_USAGE;
 		}
 	}
 	if (o.lossless && o.system_wide) {
-		err("--lossless cannot be used with -a: it pauses the profiled program, and a "
+		cli__err("--lossless cannot be used with -a: it pauses the profiled program, and a "
 		    "system cannot pause itself (record a command or -p PID)");
 		return EXIT_USAGE;
 	}
@@ -460,7 +434,7 @@ int main(int argc, char **argv)
 
 	rec = record__new(&o, &why);
 	if (!rec) {
-		err("%s", why ? why : strerror(errno));
+		cli__err("%s", why ? why : strerror(errno));
 		free(why);
 		return errno == ENOENT || errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
@@ -477,7 +451,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		int exec_err = record__exec_error(rec);
 
-		err("%s", record__error(rec));
+		cli__err("%s", record__error(rec));
 		record__stop(rec);
 		record__free(rec);
 		if (exec_err)
@@ -505,7 +479,7 @@ int main(int argc, char **argv)
 	r = record__stop(rec);
 	record__stats(rec, &cur);
 	if (r < 0)
-		err("%s (what was recorded before the failure is in %s)", record__error(rec), o.output);
+		cli__err("%s (what was recorded before the failure is in %s)", record__error(rec), o.output);
 	if (!quiet)
 		summary(&cur, o.output, o.comp_level);
 
@@ -514,7 +488,7 @@ int main(int argc, char **argv)
 	if (r < 0)
 		ret = EXIT_FAIL;
 	else if (o.lossless && (cur.lost_events || cur.lost_samples)) {
-		err("--lossless failed: %llu events were lost anyway, %llu of them samples (the "
+		cli__err("--lossless failed: %llu events were lost anyway, %llu of them samples (the "
 		    "target could not be paused in time; lower -F, raise -m or lower --high-watermark)",
 		    (unsigned long long)(cur.lost_events > cur.lost_samples ? cur.lost_events : cur.lost_samples),
 		    (unsigned long long)cur.lost_samples);

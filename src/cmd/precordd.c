@@ -13,10 +13,6 @@
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 
-#ifndef PRECORD_VERSION
-#define PRECORD_VERSION "0.1"
-#endif
-
 /* Exit codes: see man/precordd.8, EXIT STATUS. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_CONFIG = 78 /* EX_CONFIG */ };
 

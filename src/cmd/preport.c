@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cli.h"
+#include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "perf/abi.h"
 #include "perf/pause_stats.h"
@@ -19,10 +21,6 @@
 #include "report/pprof.h"
 #include "report/report.h"
 #include "report/session.h"
-
-#ifndef PRECORD_VERSION
-#define PRECORD_VERSION "0.1"
-#endif
 
 enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
 
@@ -39,17 +37,8 @@ struct cli {
 	int max_stack;
 };
 
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("preport: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+/* preport reports through the programs' one error line */
+#define err cli__err
 
 static int parse_int_list(const char *s, int32_t **ret, size_t *nr)
 {
@@ -192,14 +181,6 @@ static void print_header(FILE *f, struct perf_reader *r, const char *path)
 		fprintf(f, "# compressed    : zstd, level = %u, ratio = %u\n", in->comp_level,
 			in->comp_ratio);
 	fprintf(f, "# ========\n#\n");
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 static int parse_num(const char *arg, long lo, long hi, long *ret)
@@ -473,7 +454,7 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 		report_set__free(rs);
 		return EXIT_FAIL;
 	}
-	double t1 = now_s();
+	double t1 = clock__s();
 
 	print_outputs(c, s, rs);
 	if (c->flame)
@@ -508,7 +489,7 @@ int main(int argc, char **argv)
 	struct cli c = { .input = "perf.data", .children = true, .max_stack = 127,
 			 .ro = { .min_percent = -1, .graph = REPORT_GRAPH_GRAPH } };
 	struct report_session *s;
-	double t0 = now_s();
+	double t0 = clock__s();
 	int ret;
 
 	ret = parse_args(&c, argc, argv);

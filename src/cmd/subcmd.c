@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "record/lossless/pauser.h"
 #include "record/synthesize.h"
@@ -144,33 +145,25 @@ static void tree_end(pid_t root)
 		;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* As pauser__measure_pause, but looking every ~20 us: its wait backs off from 20 us to 1 ms,
  * which rounds a 150 us pause up to 300. Sleeping between looks leaves the CPU to the tasks
  * that must still reach their stopping point. */
 static int measure_pause(struct pauser *p, uint64_t *ret_ns)
 {
 	struct timespec nap = { 0, 20000 };
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock__ns();
 	int r = pauser__pause(p);
 
 	if (r < 0)
 		return r;
 	while ((r = pauser__wait_stopped(p, 0)) == -ETIMEDOUT) {
-		if (now_ns() - t0 > 1000000000ull)
+		if (clock__ns() - t0 > 1000000000ull)
 			return r;
 		nanosleep(&nap, NULL);
 	}
 	if (r < 0)
 		return r;
-	*ret_ns = now_ns() - t0;
+	*ret_ns = clock__ns() - t0;
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "lib/parse.h"
 #include "record/record.h"
@@ -400,14 +401,6 @@ struct ctl_server {
 	size_t nr;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 struct ctl_server *ctl_server__new(const struct ctl_server_opts *o)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -485,7 +478,7 @@ size_t ctl_server__pollfds(const struct ctl_server *s, struct pollfd *pfds, size
 
 int ctl_server__timeout(const struct ctl_server *s)
 {
-	uint64_t now = now_ms(), best = UINT64_MAX;
+	uint64_t now = clock__ms(), best = UINT64_MAX;
 
 	for (size_t i = 0; i < s->nr; i++)
 		if (s->clients[i]->state == CLIENT_READING && s->clients[i]->deadline_ms < best)
@@ -611,7 +604,7 @@ static bool accept_one(struct ctl_server *s)
 	c->fd = fd;
 	c->peer = (struct ctl_peer){ cred.pid, cred.uid, cred.gid };
 	c->state = CLIENT_READING;
-	c->deadline_ms = now_ms() + (uint64_t)s->o.request_timeout_ms;
+	c->deadline_ms = clock__ms() + (uint64_t)s->o.request_timeout_ms;
 	if (s->nr == s->o.max_clients) {
 		/* not in the list: answer and forget */
 		send_line(fd, "ERR busy: too many connections, try again later", -1);
@@ -710,7 +703,7 @@ void ctl_server__handle(struct ctl_server *s, const struct pollfd *pfds, size_t 
 		if (c)
 			read_client(s, c, pfds[i].revents);
 	}
-	now = now_ms();
+	now = clock__ms();
 	for (size_t i = 0; i < s->nr;) {
 		struct ctl_client *c = s->clients[i];
 

@@ -31,7 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/cleanup.h"
+#include "lib/human.h"
 #include "daemon/config.h"
 #include "daemon/ctl.h"
 #include "record/record.h"
@@ -100,14 +102,6 @@ struct daemon {
 	uint64_t ctl_count;
 	char err[512];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void logf_(struct daemon *d, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -425,9 +419,9 @@ static int start_session(struct daemon *d)
 		free(why);
 		return err ? err : -EINVAL;
 	}
-	t0 = now_ms();
+	t0 = clock__ms();
 	err = record__start(d->rec);
-	d->rot_ms = now_ms() - t0;
+	d->rot_ms = clock__ms() - t0;
 	if (err) {
 		seterr(d, "%s", record__error(d->rec));
 		record__free(d->rec);
@@ -438,7 +432,7 @@ static int start_session(struct daemon *d)
 	record__sync(d->rec);
 	if (rename(starting, d->cur_path) < 0)
 		snprintf(d->cur_path, sizeof(d->cur_path), "%s", starting);
-	d->file_started_ms = now_ms();
+	d->file_started_ms = clock__ms();
 	d->cur_bytes = d->start_bytes = size_of(d->cur_path);
 	d->max_growth = 0;
 	d->rate_bytes = 0;
@@ -495,15 +489,15 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 	starting_name(next, starting, sizeof(starting));
 	snprintf(old, sizeof(old), "%s", d->cur_path);
 	before = size_of(old);
-	t0 = now_ms();
+	t0 = clock__ms();
 	err = record__rotate(d->rec, starting);
-	d->rot_ms = now_ms() - t0;
+	d->rot_ms = clock__ms() - t0;
 	if (err && access(starting, F_OK) != 0) {
 		/* the new file could not be started: recording goes on in the old one */
 		logf_(d, LOG_ERR, "cannot rotate: %s; trying again in 5 s", record__error(d->rec));
 		snprintf(d->state_msg, sizeof(d->state_msg), "rotation failed: %s",
 			 record__error(d->rec));
-		d->rotate_fail_until_ms = now_ms() + 5000;
+		d->rotate_fail_until_ms = clock__ms() + 5000;
 		return NULL;
 	}
 	if (err)
@@ -523,7 +517,7 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 	}
 	close_file(d, old, old_seq);
 	d->rotations++;
-	d->file_started_ms = now_ms();
+	d->file_started_ms = clock__ms();
 	d->cur_bytes = d->start_bytes = size_of(next);
 	d->state_msg[0] = 0;
 	enforce(d, d->cfg.rotate_size);
@@ -540,7 +534,7 @@ static const char *rotate(struct daemon *d, char *closed, size_t size)
 
 static void tick_session(struct daemon *d)
 {
-	uint64_t now = now_ms(), size, grow;
+	uint64_t now = clock__ms(), size, grow;
 	int r;
 
 	if (!d->rec)
@@ -575,18 +569,6 @@ static void tick_session(struct daemon *d)
 
 /* ---- status ---- */
 
-static void human(uint64_t b, char *buf, size_t size)
-{
-	if (b >= 1ULL << 30)
-		snprintf(buf, size, "%.1f GiB", b / 1073741824.0);
-	else if (b >= 1ULL << 20)
-		snprintf(buf, size, "%.1f MiB", b / 1048576.0);
-	else if (b >= 1ULL << 10)
-		snprintf(buf, size, "%.1f KiB", b / 1024.0);
-	else
-		snprintf(buf, size, "%llu B", (unsigned long long)b);
-}
-
 struct totals {
 	uint64_t samples, lost, written;
 	double paused;
@@ -617,9 +599,9 @@ static void status_line(struct daemon *d, char *buf, size_t size)
 	char disk[32], budget[32], rate[32];
 
 	totals(d, &t);
-	human(d->closed_bytes + d->cur_bytes, disk, sizeof(disk));
-	human(d->cfg.max_total_size, budget, sizeof(budget));
-	human((uint64_t)d->rate, rate, sizeof(rate));
+	human__bytes(d->closed_bytes + d->cur_bytes, disk, sizeof(disk));
+	human__bytes(d->cfg.max_total_size, budget, sizeof(budget));
+	human__bytes((uint64_t)d->rate, rate, sizeof(rate));
 	if (d->rec)
 		snprintf(buf, size, "recording %s at %llu Hz: %zu files, %s of %s, %s/s, %llu lost, "
 			 "%.1f s paused, %zu control sessions", d->cfg.event,
@@ -634,7 +616,7 @@ static void status_line(struct daemon *d, char *buf, size_t size)
 
 static void update_rate(struct daemon *d)
 {
-	uint64_t now = now_ms();
+	uint64_t now = clock__ms();
 	struct record_stats st;
 
 	if (!d->rec || now <= d->rate_t_ms)
@@ -827,7 +809,7 @@ static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_r
 	}
 	unlink(j->path);
 	j->path[0] = 0;
-	j->deadline_ms = now_ms() + duration;
+	j->deadline_ms = clock__ms() + duration;
 	d->nr_jobs++;
 	snprintf(line, sizeof(line), "STARTED pid=%d processes=%zu duration_ms=%llu",
 		 (int)j->pids[0], j->nr_pids, (unsigned long long)duration);
@@ -909,7 +891,7 @@ static void on_refused(void *ctx, const struct ctl_peer *peer, const char *why)
 
 static void tick_jobs(struct daemon *d)
 {
-	uint64_t now = now_ms();
+	uint64_t now = clock__ms();
 
 	for (size_t i = 0; i < d->nr_jobs;) {
 		struct job *j = &d->jobs[i];
@@ -1136,8 +1118,8 @@ int daemon__run(struct daemon *d)
 			return err;
 	}
 	d->watchdog_usec = sdnotify__watchdog_usec();
-	d->next_watchdog_ms = now_ms();
-	d->next_status_ms = now_ms() + STATUS_EVERY_MS;
+	d->next_watchdog_ms = clock__ms();
+	d->next_status_ms = clock__ms() + STATUS_EVERY_MS;
 	{
 		char line[512];
 
@@ -1192,7 +1174,7 @@ int daemon__run(struct daemon *d)
 			ctl_server__handle(d->ctl, pfds + 1, 0); /* deadlines */
 		tick_session(d);
 		tick_jobs(d);
-		now = now_ms();
+		now = clock__ms();
 		if (d->watchdog_usec && now >= d->next_watchdog_ms) {
 			sdnotify__watchdog();
 			d->next_watchdog_ms = now + d->watchdog_usec / 2000;

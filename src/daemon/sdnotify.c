@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 
 #define MAX_STATE 4096
 
@@ -100,11 +101,7 @@ int sdnotify__status(const char *status)
 
 int sdnotify__reloading(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return sdnotify__sendf("RELOADING=1\nMONOTONIC_USEC=%llu",
-			       (unsigned long long)ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);
+	return sdnotify__sendf("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)clock__us());
 }
 
 int sdnotify__stopping(void)

@@ -12,10 +12,6 @@
 #include <linux/perf_event.h>
 
 /* The VERSION feature reads "precord " PRECORD_VERSION. */
-#ifndef PRECORD_VERSION
-#define PRECORD_VERSION "0.1"
-#endif
-
 struct perf_writer;
 
 struct perf_writer_event {

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "perf/compress.h"
 #include "record/evlist.h"
@@ -178,14 +179,6 @@ static void set_error(struct readers *p, int err)
 	atomic_compare_exchange_strong(&p->error, &zero, err);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void append(struct reader *rd, const void *buf, size_t len)
 {
 	struct readers *p = rd->pool;
@@ -236,7 +229,7 @@ static void flush_staging(struct reader *rd)
 
 		if (!err) {
 			if (first)
-				rd->frame_t0 = now_ns();
+				rd->frame_t0 = clock__ns();
 			if (compress__fed(rd->zc) >= FRAME_BYTES)
 				finish_frame(rd);
 			goto done;
@@ -303,7 +296,7 @@ static bool pass(struct reader *rd)
 		perf_writer__note_time(p->o.writer, rd->first_time, rd->last_time);
 	/* The stop's last passes end the frame, so that everything is in the file. */
 	if (rd->zc && compress__fed(rd->zc) &&
-	    (atomic_load(&p->stopping) || now_ns() - rd->frame_t0 >= FRAME_AGE_NS))
+	    (atomic_load(&p->stopping) || clock__ns() - rd->frame_t0 >= FRAME_AGE_NS))
 		finish_frame(rd);
 	if (rd->zc && compress__fed(rd->zc)) {
 		/* Records of this pass wait in the open frame. While they do this slot reports

@@ -22,6 +22,7 @@
 #include <linux/perf_event.h>
 
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "perf/compress.h"
 #include "record/events.h"
 #include "record/evlist.h"
@@ -59,8 +60,8 @@ struct record {
 	int target_status;
 	int exec_err;
 	uint64_t lost_samples;
-	struct timespec t0, t_end;
-	struct timespec last_sync;
+	uint64_t t0_ns, t_end_ns;     /* CLOCK_MONOTONIC */
+	uint64_t last_sync_ns;
 	char *rotated_output;  /* the current file's path after record__rotate (owned) */
 	void *tracing_data;    /* the tracepoints' formats for each file (NULL: no tracepoint) */
 	size_t tracing_len;
@@ -99,11 +100,6 @@ int record__exec_error(const struct record *rec)
 const char *record__error(const struct record *rec)
 {
 	return rec->err;
-}
-
-static double since(const struct timespec *a, const struct timespec *b)
-{
-	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
 static void notice(struct record *rec, const char *fmt, ...)
@@ -799,8 +795,8 @@ int record__start(struct record *rec)
 		}
 	}
 	rec->started = true;
-	clock_gettime(CLOCK_MONOTONIC, &rec->t0);
-	rec->last_sync = rec->t0;
+	rec->t0_ns = clock__ns();
+	rec->last_sync_ns = rec->t0_ns;
 
 	if (command) {
 		err = target__release(rec->tgt);
@@ -816,7 +812,7 @@ int record__start(struct record *rec)
 
 int record__poll(struct record *rec, int timeout_ms)
 {
-	struct timespec now;
+	uint64_t now;
 	int r = 0;
 
 	if (rec->tgt) {
@@ -839,12 +835,12 @@ int record__poll(struct record *rec, int timeout_ms)
 	}
 	if (r == 1 && !rec->target_ended) {
 		rec->target_ended = true;
-		clock_gettime(CLOCK_MONOTONIC, &rec->t_end);
+		rec->t_end_ns = clock__ns();
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (rec->w && since(&rec->last_sync, &now) >= 0.5) {
+	now = clock__ns();
+	if (rec->w && now - rec->last_sync_ns >= 500000000) {
 		perf_writer__sync(rec->w);
-		rec->last_sync = now;
+		rec->last_sync_ns = now;
 	}
 	return r;
 }
@@ -906,7 +902,7 @@ int record__stop(struct record *rec)
 		return 0;
 	}
 	if (!rec->target_ended) {
-		clock_gettime(CLOCK_MONOTONIC, &rec->t_end);
+		rec->t_end_ns = clock__ns();
 		if (rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
 			/* Recording ends before the command: resume it, then ask it to end. */
 			lossless__release(rec->ll);
@@ -930,14 +926,12 @@ int record__stop(struct record *rec)
 	if (rec->ll) {
 		struct lossless_stats ls;
 		struct pause_stats ps = { 0 };
-		struct timespec end;
 
 		lossless__stats(rec->ll, &ls);
-		clock_gettime(CLOCK_MONOTONIC, &end);
 		ps.pauses = ls.pauses;
 		ps.paused_ns = (uint64_t)(ls.paused_total * 1e9);
 		ps.longest_ns = (uint64_t)(ls.paused_longest * 1e9);
-		ps.recording_ns = (uint64_t)(since(&rec->t0, &end) * 1e9);
+		ps.recording_ns = clock__ns() - rec->t0_ns;
 		snprintf(ps.mechanism, sizeof(ps.mechanism), "%s", ls.mechanism ? ls.mechanism : "");
 		ps.by_ring = ls.pauses_by_ring;
 		ps.nr_rings = (uint32_t)ls.nr_rings;
@@ -961,14 +955,13 @@ int record__target_status(const struct record *rec)
 void record__stats(const struct record *rec, struct record_stats *s)
 {
 	struct readers_stats rs = { 0 };
-	struct timespec now;
 
 	memset(s, 0, sizeof(*s));
 	if (rec->rd)
 		readers__stats(rec->rd, &rs);
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (rec->started)
-		s->elapsed = since(&rec->t0, rec->stopped || rec->target_ended ? &rec->t_end : &now);
+		s->elapsed = ((rec->stopped || rec->target_ended ? rec->t_end_ns : clock__ns()) -
+			      rec->t0_ns) / 1e9;
 	s->samples = rs.samples;
 	s->records = rs.records;
 	s->switches = rs.switches;
@@ -1152,7 +1145,7 @@ int record__rotate(struct record *rec, const char *new_path)
 	}
 	free(rec->rotated_output);
 	rec->rotated_output = TAKE_PTR(path);
-	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	rec->last_sync_ns = clock__ns();
 	/* all the old file's data first, so a kill while the features are written loses none */
 	perf_writer__sync(old);
 	err = perf_writer__finalize(old);
@@ -1166,6 +1159,6 @@ int record__sync(struct record *rec)
 {
 	if (!rec->w || rec->stopped)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &rec->last_sync);
+	rec->last_sync_ns = clock__ns();
 	return perf_writer__sync(rec->w);
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "perf/abi.h"
 #include "record/synthesize.h"
@@ -748,27 +749,19 @@ static int discard(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-static double now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 /* Time iterations of one synthesis; all = every process, else this one. */
 static int bench_run(const struct synth_opts *o, bool all, unsigned int iterations,
 		     struct stat_acc *ret_time, struct stat_acc *ret_events)
 {
 	for (unsigned int i = 0; i < iterations; i++) {
 		struct synth_stats st;
-		double t0 = now_usec();
+		double t0 = (double)clock__us();
 		int ret = all ? synthesize__all(o, discard, NULL, &st)
 			      : synthesize__pid(o, getpid(), discard, NULL, &st);
 
 		if (ret < 0)
 			return ret;
-		stat_add(ret_time, now_usec() - t0);
+		stat_add(ret_time, (double)clock__us() - t0);
 		stat_add(ret_events, st.nr_records);
 	}
 	return 0;

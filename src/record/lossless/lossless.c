@@ -18,6 +18,7 @@
 #include "record/lossless/lookahead.h"
 #include "record/lossless/pauser.h"
 #include "ringbuf/ringbuf.h"
+#include "lib/clock.h"
 
 struct lossless {
 	struct backpressure *bp;
@@ -40,14 +41,6 @@ struct lossless {
 	uint64_t *by_ring;
 	int action_err;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
@@ -76,7 +69,7 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 /* Look at every ring; returns how long to sleep before the next look (lookahead.h). */
 static uint64_t look(struct lossless *ll)
 {
-	uint64_t t = now_ns(), sleep;
+	uint64_t t = clock__ns(), sleep;
 
 	for (size_t i = 0; i < ll->nr_watched; i++) {
 		size_t size = ringbuf__size(ll->rings[i]);
@@ -248,7 +241,7 @@ void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille)
 {
 	if (!ll || atomic_load_explicit(&ll->released, memory_order_relaxed))
 		return;
-	backpressure__report(ll->bp, (unsigned int)ring, permille, now_ns());
+	backpressure__report(ll->bp, (unsigned int)ring, permille, clock__ns());
 }
 
 void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid)
@@ -279,7 +272,7 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	memset(s, 0, sizeof(*s));
 	if (!ll)
 		return;
-	backpressure__stats(ll->bp, now_ns(), &bs);
+	backpressure__stats(ll->bp, clock__ns(), &bs);
 	s->mechanism = pauser__mechanism_name(ll->p);
 	s->pauses = bs.nr_pauses;
 	s->paused_total = bs.paused_ns / 1e9;

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "record/lossless/pauser.h"
 
@@ -68,14 +69,6 @@ struct gmsg {
 	int32_t op;
 	int32_t pid;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int sys_pidfd_open(pid_t pid)
 {
@@ -322,7 +315,7 @@ static int cgroup_evacuate(const char *dir, const char *home, int try_ms)
 {
 	_cleanup_free_ char *procs = path_join(dir, "cgroup.procs");
 	_cleanup_free_ char *dest = path_join(home, "cgroup.procs");
-	uint64_t deadline = now_ns() + (uint64_t)try_ms * 1000000;
+	uint64_t deadline = clock__ns() + (uint64_t)try_ms * 1000000;
 
 	if (!procs || !dest)
 		return -ENOMEM;
@@ -341,7 +334,7 @@ static int cgroup_evacuate(const char *dir, const char *home, int try_ms)
 		}
 		if (!rmdir(dir) || errno == ENOENT)
 			return 0;
-		if (errno != EBUSY || now_ns() > deadline)
+		if (errno != EBUSY || clock__ns() > deadline)
 			return -errno;
 		usleep(1000);
 	}
@@ -1029,7 +1022,7 @@ static int stopped_once(struct pauser *p)
 
 int pauser__wait_stopped(struct pauser *p, int timeout_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+	uint64_t deadline = clock__ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
 	useconds_t nap = 20;
 	int r;
 
@@ -1044,7 +1037,7 @@ int pauser__wait_stopped(struct pauser *p, int timeout_ms)
 		r = stopped_once(p);
 		if (r != 0)
 			break;
-		now = now_ns();
+		now = clock__ns();
 		if (now >= deadline) {
 			r = -ETIMEDOUT;
 			break;
@@ -1072,7 +1065,7 @@ out:
 
 int pauser__measure_pause(struct pauser *p, int timeout_ms, uint64_t *ret_ns)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock__ns();
 	int r = pauser__pause(p);
 
 	if (r < 0)
@@ -1080,7 +1073,7 @@ int pauser__measure_pause(struct pauser *p, int timeout_ms, uint64_t *ret_ns)
 	r = pauser__wait_stopped(p, timeout_ms);
 	if (r < 0)
 		return r;
-	*ret_ns = now_ns() - t0;
+	*ret_ns = clock__ns() - t0;
 	return 0;
 }
 
