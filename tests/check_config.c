@@ -1,4 +1,4 @@
-/* Tests for src/config: every key's values and limits, the "file:line: reason" messages
+/* Tests for src/daemon/config: every key's values and limits, the "file:line: reason" messages
  * (unknown keys with a suggestion, keys given twice, bad values, sections, missing '='), the
  * rules between keys, comments, quotes and CRLF, and which changes need a new recording. */
 #include <check.h>

@@ -1,4 +1,4 @@
-/* Tests for src/ctl: the request parser (every verb and argument, each kind of malformed
+/* Tests for src/daemon/ctl: the request parser (every verb and argument, each kind of malformed
  * input), format/parse round trips, process ownership and cgroup listing on fake /proc and
  * cgroup trees, the authorization rules, and the server driven in-process: replies, an fd
  * handed over, garbage, oversized and silent clients dropped, the connection limit, hang-ups

@@ -1,4 +1,4 @@
-/* Tests for src/events: generic names and perf's modifier rules against what `perf evlist -v`
+/* Tests for src/record/events: generic names and perf's modifier rules against what `perf evlist -v`
  * shows, libpfm4 names (with a CPU PMU forced in a child process, since this VM's CPU is newer
  * than libpfm), suggestions, list splitting, fallback, and the error explanations, including a
  * real perf_event_open of "cycles" on a machine without a PMU. */

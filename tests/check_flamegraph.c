@@ -1,4 +1,4 @@
-/* Tests of src/flamegraph: the SVG is well-formed XML (checked by a small parser here, and by
+/* Tests of src/report/flamegraph: the SVG is well-formed XML (checked by a small parser here, and by
  * xmllint when it is installed), names are escaped, frame widths follow the counts, and the
  * output does not depend on the order stacks were added. */
 #include <check.h>

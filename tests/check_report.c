@@ -1,4 +1,4 @@
-/* Tests of src/report: Children/Self semantics, sort keys, filters, percentages, call graphs,
+/* Tests of src/report/report: Children/Self semantics, sort keys, filters, percentages, call graphs,
  * folded stacks and stats, and golden comparisons with perf 6.1's own output. The goldens in
  * tests/data were made from two real recordings: report-X.script is `perf script -F
  * comm,pid,tid[,cpu],period,ip,sym,symoff,dso` (paths cut to basenames) and report-X.NAME.txt

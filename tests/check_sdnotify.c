@@ -1,4 +1,4 @@
-/* Tests for src/sdnotify: datagrams arrive as sent on a path socket and on an abstract one,
+/* Tests for src/daemon/sdnotify: datagrams arrive as sent on a path socket and on an abstract one,
  * nothing happens without $NOTIFY_SOCKET, bad names are refused, STATUS stays on one line,
  * RELOADING carries the monotonic time, long states are cut at a line end, and the watchdog
  * interval honours WATCHDOG_PID. */

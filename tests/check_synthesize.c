@@ -1,4 +1,4 @@
-/* Tests for src/synthesize: records for this very process checked against what the dynamic
+/* Tests for src/record/synthesize: records for this very process checked against what the dynamic
  * loader and stat() say about the executable, a COMM per thread of a multi-threaded child, the
  * kernel MMAP against kallsyms, vanished pids (really reaped ones, and a fake /proc whose maps
  * disappear mid-read), maps parsing on a fake /proc, every pid over a workqueue (plain and

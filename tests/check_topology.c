@@ -1,4 +1,4 @@
-/* Tests for src/topology: CPU lists, scope names, and topology__read() against two fake sysfs
+/* Tests for src/lib/topology: CPU lists, scope names, and topology__read() against two fake sysfs
  * trees under tests/data (8 CPUs with SMT, 2 LLCs, 2 nodes and CPU 7 offline; 4 CPUs with no
  * cache or node information) and against the real /sys of this machine. */
 #include <check.h>

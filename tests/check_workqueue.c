@@ -1,4 +1,4 @@
-/* Tests for src/workqueue: parallel_for coverage (every index exactly once) across sizes and
+/* Tests for src/lib/workqueue: parallel_for coverage (every index exactly once) across sizes and
  * chunkings, under contention from concurrent callers and with all but one worker stuck in a
  * long-lived item, per-worker submit order, placement by scope (real affinity on this machine,
  * computed sets on a fake topology), thread names, and freeing with work still queued. */

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # Where precord makes its pause cgroup: our own cgroup in the (first) cgroup2 mount, as
-# pause.c finds it; empty when there is none or the mount shows a subtree.
+# record/lossless/pauser.c finds it; empty when there is none or the mount shows a subtree.
 v2_dir() {
 	awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' \
 		/proc/self/mountinfo | while read -r m; do echo "$m$(sed -n 's/^0:://p' /proc/self/cgroup)" | sed 's|/$||'; done
