@@ -3,6 +3,7 @@
  * the documented codes of its own). All error reporting to the user happens here. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -207,240 +208,283 @@ static const struct option longopts[] = {
 	{ 0 }
 };
 
-int main(int argc, char **argv)
+/* What the command line asked for: the session's options and what only the CLI checks. */
+struct args {
+	struct record_opts o;
+	pid_t *pids;
+	size_t nr_pids;
+	bool freq_set, period_set;
+};
+
+/* Report a usage error; returns EXIT_USAGE for the caller to return. */
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_err(const char *fmt, ...)
 {
-	struct record_opts o = {
-		.freq = 4000,
-		.callgraph = CALLGRAPH_DWARF,
-		.stack_size = 8192,
-		.mmap_pages = 0, /* auto: see record_opts */
-		.comp_level = 1,
-		.affinity = TOPO_SCOPE_CPU,
-		.high_permille = 500,
-		.low_permille = 250,
-		.keep_old = true,
-		.notice = on_notice,
-	};
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t nr_pids = 0;
-	bool freq_set = false, period_set = false;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli__err("%s", msg);
+	return EXIT_USAGE;
+}
+
+/* -F HZ or -F max (the kernel's current limit). */
+static int opt_freq(const char *arg, struct args *a)
+{
+	uint64_t v = 0;
+
+	if (!strcmp(arg, "max")) {
+		_cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+		if (!f || fscanf(f, "%" SCNu64, &v) != 1 || !v)
+			v = 4000;
+	} else if (parse__freq(arg, &v) < 0) {
+		return usage_err("invalid frequency '%s' for -F: expected samples per second from 1 "
+				 "to %d, e.g. -F 4000", arg, PARSE_FREQ_MAX);
+	}
+	a->o.freq = v;
+	a->freq_set = true;
+	return 0;
+}
+
+static int opt_call_graph(const char *arg, struct args *a)
+{
+	uint32_t stack;
+	int r = parse__callgraph(arg, &a->o.callgraph, &stack);
+
+	if (r == -ERANGE)
+		return usage_err("invalid stack size in '--call-graph %s': expected %d to %d bytes, "
+				 "e.g. dwarf,16384", arg, PARSE_STACK_MIN, PARSE_STACK_MAX);
+	if (r < 0)
+		return usage_err("invalid call graph mode '%s': expected dwarf[,SIZE], fp or none",
+				 arg);
+	if (stack)
+		a->o.stack_size = stack;
+	return 0;
+}
+
+/* -m: a plain number counts pages; one with a unit is bytes, rounded up to pages. */
+static int opt_mmap_pages(const char *arg, struct args *a)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	bool suffixed;
+	uint64_t v;
+
+	if (parse__size(arg, &v, &suffixed) < 0 || !v)
+		return usage_err("invalid ring size '%s' for -m: expected a power of two of pages "
+				 "(e.g. 128) or a size (e.g. 4M)", arg);
+	if (suffixed)
+		v = v / page + !!(v % page);
+	if (v & (v - 1))
+		return usage_err("invalid ring size '%s' for -m: %llu pages is not a power of two "
+				 "(try %llu)", arg, (unsigned long long)v,
+				 (unsigned long long)(1ULL << (63 - __builtin_clzll(v))));
+	if (v > (1ULL << 20))
+		return usage_err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)",
+				 arg);
+	a->o.mmap_pages = v;
+	return 0;
+}
+
+static int opt_pids(const char *arg, struct args *a)
+{
+	int r = parse_pids(arg, &a->pids, &a->nr_pids);
+
+	if (r == -ENOMEM) {
+		cli__err("cannot read the pid list: %s", strerror(ENOMEM));
+		return EXIT_FAIL;
+	}
+	if (r < 0)
+		return usage_err("invalid pid list '%s' for -p: expected PID[,PID...]", arg);
+	return 0;
+}
+
+/* A number option from min to max into *ret; what names it in the message. */
+static int opt_uint(const char *arg, uint64_t min, uint64_t max, const char *what, uint64_t *ret)
+{
+	if (parse__uint(arg, min, max, ret) < 0)
+		return usage_err("invalid %s '%s': expected %llu to %llu", what, arg,
+				 (unsigned long long)min, (unsigned long long)max);
+	return 0;
+}
+
+static int opt_watermark(int c, const char *arg, struct args *a)
+{
+	uint64_t v;
+
+	if (parse__uint(arg, 1, 99, &v) < 0)
+		return usage_err("invalid watermark '%s' for --%s-watermark: expected a percentage "
+				 "from 1 to 99", arg, c == OPT_HIGH ? "high" : "low");
+	*(c == OPT_HIGH ? &a->o.high_permille : &a->o.low_permille) = (unsigned int)v * 10;
+	return 0;
+}
+
+/* One option. Returns -1 to go on, or the exit status (0 after --help and --version). */
+static int parse_option(int c, const char *arg, struct args *a)
+{
+	struct record_opts *o = &a->o;
+	uint64_t v = 0;
+	int r = 0;
+
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return usage_err("-o needs a file name");
+		o->output = arg;
+		break;
+	case 'e': o->events = arg; break;
+	case 'F': r = opt_freq(arg, a); break;
+	case 'c':
+		r = opt_uint(arg, 1, UINT64_MAX >> 1, "period for -c", &v);
+		o->period = v;
+		a->period_set = true;
+		break;
+	case 'g': o->callgraph = CALLGRAPH_DWARF; break;
+	case OPT_CALL_GRAPH: r = opt_call_graph(arg, a); break;
+	case 'm': r = opt_mmap_pages(arg, a); break;
+	case 'z':
+		v = 1;
+		if (arg)
+			r = opt_uint(arg, 1, 22, "compression level", &v);
+		o->comp_level = (int)v;
+		break;
+	case OPT_NO_COMPRESS: o->comp_level = 0; break;
+	case OPT_FILTER: o->filter = arg; break;
+	case OPT_OFF_CPU: o->off_cpu = true; break;
+	case OPT_SWITCH: o->switch_events = true; break;
+	case 'a': o->system_wide = true; break;
+	case 'C': o->cpu_list = arg; break;
+	case 'p': r = opt_pids(arg, a); break;
+	case OPT_READERS:
+		r = opt_uint(arg, 1, 4096, "reader count for --readers", &v);
+		o->nr_readers = (unsigned int)v;
+		break;
+	case OPT_AFFINITY:
+		if (topo_scope__parse(arg, &o->affinity) < 0)
+			return usage_err("invalid affinity scope '%s': expected cpu, smt, cache, numa "
+					 "or system", arg);
+		break;
+	case OPT_LOSSLESS: o->lossless = true; break;
+	case OPT_HIGH:
+	case OPT_LOW: r = opt_watermark(c, arg, a); break;
+	case 'q': quiet = true; break;
+	case 'v': verbose = true; break;
+	case 'h':
+		usage(stdout);
+		return 0;
+	case OPT_VERSION:
+		printf("precord %s\n", PRECORD_VERSION);
+		return 0;
+	default:
+		fprintf(stderr, "Try 'precord --help' for the options.\n");
+		return EXIT_USAGE;
+	}
+	return r ? r : -1;
+}
+
+/* The rules between options, and the target. Returns -1 when the command line is good, else
+ * EXIT_USAGE. */
+static int check_args(struct args *a, int argc, char **argv)
+{
+	struct record_opts *o = &a->o;
+
+	if (a->freq_set && a->period_set)
+		return usage_err("-F and -c both given: choose a frequency or a period");
+	if (o->low_permille >= o->high_permille)
+		return usage_err("--low-watermark (%u%%) must be below --high-watermark (%u%%)",
+				 o->low_permille / 10, o->high_permille / 10);
+	if (optind < argc)
+		o->argv = &argv[optind];
+	o->pids = a->pids;
+	o->nr_pids = a->nr_pids;
+	if (!o->argv && !a->nr_pids && !o->system_wide) {
+		usage_err("nothing to record: give a command, -p PID or -a");
+		fprintf(stderr, "Try 'precord --help' for the options.\n");
+		return EXIT_USAGE;
+	}
+	if (o->argv && a->nr_pids)
+		return usage_err("a command and -p both given: record one or the other");
+	if (a->nr_pids && o->system_wide)
+		return usage_err("-p and -a both given: -a already records every process");
+	if (o->lossless && o->system_wide)
+		return usage_err("--lossless cannot be used with -a: it pauses the profiled program, "
+				 "and a system cannot pause itself (record a command or -p PID)");
+	o->cmdline_argc = argc;
+	o->cmdline_argv = argv;
+	return -1;
+}
+
+/* Record until the target ends or a signal, with the status line on a terminal. */
+static void wait_for_end(struct record *rec)
+{
+	bool tty = !quiet && isatty(STDERR_FILENO);
+	struct record_stats prev = { 0 }, cur;
+	double last = 0;
+
+	while (!stop_signal) {
+		if (record__poll(rec, 500) == 1)
+			break;
+		if (tty) {
+			record__stats(rec, &cur);
+			status_line(&cur, &prev, cur.elapsed - last);
+			prev = cur;
+			last = cur.elapsed;
+		}
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+}
+
+/* Stop, summarize and choose the exit status (man/precord.1, EXIT STATUS). */
+static int finish(struct record *rec, const struct record_opts *o)
+{
+	struct record_stats cur;
+	int r = record__stop(rec), status;
+
+	record__stats(rec, &cur);
+	if (r < 0)
+		cli__err("%s (what was recorded before the failure is in %s)", record__error(rec),
+			 o->output);
+	if (!quiet)
+		summary(&cur, o->output, o->comp_level);
+	if (r < 0)
+		return EXIT_FAIL;
+	if (o->lossless && (cur.lost_events || cur.lost_samples)) {
+		cli__err("--lossless failed: %llu events were lost anyway, %llu of them samples (the "
+			 "target could not be paused in time; lower -F, raise -m or lower "
+			 "--high-watermark)",
+			 (unsigned long long)(cur.lost_events > cur.lost_samples ? cur.lost_events :
+						  cur.lost_samples),
+			 (unsigned long long)cur.lost_samples);
+		return EXIT_LOSSLESS;
+	}
+	status = record__target_status(rec);
+	if (status >= 0 && WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (status >= 0 && WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 0;
+}
+
+/* Create and start the session, record, finish. Returns the exit status. */
+static int run(const struct record_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct record *rec;
 	char *why = NULL;
-	int c, r, status, ret;
-	uint64_t v;
-	uint32_t stack;
-	bool suffixed;
-	long page = sysconf(_SC_PAGESIZE);
+	int r;
 
-	if (argc > 1 && !strcmp(argv[1], "bench"))
-		return subcmd_bench(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "ctl"))
-		return subcmd_ctl(argc - 1, argv + 1);
-
-	/* '+': stop at the first non-option, which starts the command */
-	while ((c = getopt_long(argc, argv, "+o:e:F:c:gm:z::aC:p:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg) {
-				cli__err("-o needs a file name");
-				return EXIT_USAGE;
-			}
-			o.output = optarg;
-			break;
-		case 'e':
-			o.events = optarg;
-			break;
-		case 'F':
-			if (!strcmp(optarg, "max")) {
-				v = 0;
-				FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-				if (f) {
-					if (fscanf(f, "%lu", &v) != 1)
-						v = 0;
-					fclose(f);
-				}
-				if (!v)
-					v = 4000;
-			} else if (parse__freq(optarg, &v) < 0) {
-				cli__err("invalid frequency '%s' for -F: expected samples per second from 1 to %d, e.g. -F 4000",
-				    optarg, PARSE_FREQ_MAX);
-				return EXIT_USAGE;
-			}
-			o.freq = v;
-			freq_set = true;
-			break;
-		case 'c':
-			if (parse__uint(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
-				cli__err("invalid period '%s' for -c: expected a positive whole number", optarg);
-				return EXIT_USAGE;
-			}
-			o.period = v;
-			period_set = true;
-			break;
-		case 'g':
-			o.callgraph = CALLGRAPH_DWARF;
-			break;
-		case OPT_CALL_GRAPH:
-			r = parse__callgraph(optarg, &o.callgraph, &stack);
-			if (r == -ERANGE) {
-				cli__err("invalid stack size in '--call-graph %s': expected %d to %d bytes, e.g. dwarf,16384",
-				    optarg, PARSE_STACK_MIN, PARSE_STACK_MAX);
-				return EXIT_USAGE;
-			}
-			if (r < 0) {
-				cli__err("invalid call graph mode '%s': expected dwarf[,SIZE], fp or none", optarg);
-				return EXIT_USAGE;
-			}
-			if (stack)
-				o.stack_size = stack;
-			break;
-		case 'm':
-			if (parse__size(optarg, &v, &suffixed) < 0 || !v) {
-				cli__err("invalid ring size '%s' for -m: expected a power of two of pages (e.g. 128) or a size (e.g. 4M)", optarg);
-				return EXIT_USAGE;
-			}
-			/* a plain number counts pages; one with a unit is bytes */
-			if (suffixed)
-				v = (v + page - 1) / page;
-			if (v & (v - 1)) {
-				cli__err("invalid ring size '%s' for -m: %llu pages is not a power of two (try %llu)",
-				    optarg, (unsigned long long)v,
-				    (unsigned long long)(1ULL << (63 - __builtin_clzll(v))));
-				return EXIT_USAGE;
-			}
-			if (v > (1ULL << 20)) {
-				cli__err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)", optarg);
-				return EXIT_USAGE;
-			}
-			o.mmap_pages = v;
-			break;
-		case 'z':
-			if (optarg) {
-				if (parse__uint(optarg, 1, 22, &v) < 0) {
-					cli__err("invalid compression level '%s': expected 1 to 22", optarg);
-					return EXIT_USAGE;
-				}
-				o.comp_level = (int)v;
-			} else {
-				o.comp_level = 1;
-			}
-			break;
-		case OPT_NO_COMPRESS:
-			o.comp_level = 0;
-			break;
-		case OPT_FILTER:
-			o.filter = optarg;
-			break;
-		case OPT_OFF_CPU:
-			o.off_cpu = true;
-			break;
-		case OPT_SWITCH:
-			o.switch_events = true;
-			break;
-		case 'a':
-			o.system_wide = true;
-			break;
-		case 'C':
-			o.cpu_list = optarg;
-			break;
-		case 'p':
-			if (parse_pids(optarg, &pids, &nr_pids) < 0) {
-				cli__err("invalid pid list '%s' for -p: expected PID[,PID...]", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_READERS:
-			if (parse__uint(optarg, 1, 4096, &v) < 0) {
-				cli__err("invalid reader count '%s' for --readers: expected 1 or more", optarg);
-				return EXIT_USAGE;
-			}
-			o.nr_readers = (unsigned int)v;
-			break;
-		case OPT_AFFINITY:
-			if (topo_scope__parse(optarg, &o.affinity) < 0) {
-				cli__err("invalid affinity scope '%s': expected cpu, smt, cache, numa or system", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_LOSSLESS:
-			o.lossless = true;
-			break;
-		case OPT_HIGH:
-		case OPT_LOW:
-			if (parse__uint(optarg, 1, 99, &v) < 0) {
-				cli__err("invalid watermark '%s' for --%s-watermark: expected a percentage from 1 to 99",
-				    optarg, c == OPT_HIGH ? "high" : "low");
-				return EXIT_USAGE;
-			}
-			if (c == OPT_HIGH)
-				o.high_permille = (unsigned int)v * 10;
-			else
-				o.low_permille = (unsigned int)v * 10;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("precord %s\n", PRECORD_VERSION);
-			return 0;
-		default:
-			fprintf(stderr, "Try 'precord --help' for the options.\n");
-			return EXIT_USAGE;
-		}
-	}
-	if (freq_set && period_set) {
-		cli__err("-F and -c both given: choose a frequency or a period");
-		return EXIT_USAGE;
-	}
-	if (o.low_permille >= o.high_permille) {
-		cli__err("--low-watermark (%u%%) must be below --high-watermark (%u%%)",
-		    o.low_permille / 10, o.high_permille / 10);
-		return EXIT_USAGE;
-	}
-	if (optind < argc)
-		o.argv = &argv[optind];
-	o.pids = pids;
-	o.nr_pids = nr_pids;
-	{
-		int targets = !!o.argv + !!nr_pids + (o.system_wide && !o.argv);
-
-		if (targets == 0) {
-			cli__err("nothing to record: give a command, -p PID or -a");
-			fprintf(stderr, "Try 'precord --help' for the options.\n");
-			return EXIT_USAGE;
-		}
-		if (o.argv && nr_pids) {
-			cli__err("a command and -p both given: record one or the other");
-			return EXIT_USAGE;
-		}
-		if (nr_pids && o.system_wide) {
-			cli__err("-p and -a both given: -a already records every process");
-			return EXIT_USAGE;
-		}
-	}
-	if (o.lossless && o.system_wide) {
-		cli__err("--lossless cannot be used with -a: it pauses the profiled program, and a "
-		    "system cannot pause itself (record a command or -p PID)");
-		return EXIT_USAGE;
-	}
-	o.cmdline_argc = argc;
-	o.cmdline_argv = argv;
-
-	rec = record__new(&o, &why);
+	rec = record__new(o, &why);
 	if (!rec) {
-		cli__err("%s", why ? why : strerror(errno));
-		free(why);
-		return errno == ENOENT || errno == EINVAL ? EXIT_USAGE : EXIT_FAIL;
-	}
+		int e = errno;
 
+		cli__err("%s", why ? why : strerror(e));
+		free(why);
+		return e == ENOENT || e == EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
 	/* SIGINT/SIGTERM end the recording cleanly; no SA_RESTART so waits return EINTR. */
-	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -458,47 +502,46 @@ int main(int argc, char **argv)
 			return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 		return EXIT_FAIL;
 	}
-
-	bool tty = !quiet && isatty(STDERR_FILENO);
-	struct record_stats prev = { 0 }, cur;
-	double last = 0;
-
-	while (!stop_signal) {
-		r = record__poll(rec, 500);
-		if (r == 1)
-			break;
-		if (tty) {
-			record__stats(rec, &cur);
-			status_line(&cur, &prev, cur.elapsed - last);
-			prev = cur;
-			last = cur.elapsed;
-		}
-	}
-	if (tty)
-		fputs("\r\033[K", stderr);
-	r = record__stop(rec);
-	record__stats(rec, &cur);
-	if (r < 0)
-		cli__err("%s (what was recorded before the failure is in %s)", record__error(rec), o.output);
-	if (!quiet)
-		summary(&cur, o.output, o.comp_level);
-
-	status = record__target_status(rec);
-	ret = 0;
-	if (r < 0)
-		ret = EXIT_FAIL;
-	else if (o.lossless && (cur.lost_events || cur.lost_samples)) {
-		cli__err("--lossless failed: %llu events were lost anyway, %llu of them samples (the "
-		    "target could not be paused in time; lower -F, raise -m or lower --high-watermark)",
-		    (unsigned long long)(cur.lost_events > cur.lost_samples ? cur.lost_events : cur.lost_samples),
-		    (unsigned long long)cur.lost_samples);
-		ret = EXIT_LOSSLESS;
-	} else if (status >= 0) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
-	}
+	wait_for_end(rec);
+	r = finish(rec, o);
 	record__free(rec);
-	return ret;
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.o = {
+			.output = "perf.data",
+			.freq = 4000,
+			.callgraph = CALLGRAPH_DWARF,
+			.stack_size = PARSE_STACK_DEFAULT,
+			.mmap_pages = 0, /* auto: see record_opts */
+			.comp_level = 1,
+			.affinity = TOPO_SCOPE_CPU,
+			.high_permille = 500,
+			.low_permille = 250,
+			.keep_old = true,
+			.notice = on_notice,
+		},
+	};
+	int c, r;
+
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return subcmd_bench(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "ctl"))
+		return subcmd_ctl(argc - 1, argv + 1);
+
+	/* '+': stop at the first non-option, which starts the command */
+	while ((c = getopt_long(argc, argv, "+o:e:F:c:gm:z::aC:p:qvh", longopts, NULL)) != -1) {
+		r = parse_option(c, optarg, &a);
+		if (r >= 0)
+			goto out;
+	}
+	r = check_args(&a, argc, argv);
+	if (r < 0)
+		r = run(&a.o);
+out:
+	free(a.pids);
+	return r;
 }
