@@ -30,8 +30,21 @@
  * half is delivered early, as perf does when its ordered-events memory runs out. Bounds memory
  * for files without rounds and for compressed data that decompresses to far more than it takes. */
 #define ORDERED_MAX_BYTES ((size_t)256 << 20)
-/* Decompression buffer: room for a partial record carried over (< 64 KiB) plus fresh output. */
-#define PEND_CAP (4 * 65536)
+/* Decompressed data goes into blocks of this size; records are delivered pointing into them and
+ * a block lives while any record in it is queued or held (perf_reader__hold). A record cut by
+ * the end of a block is carried (copied) to the start of the next: at most one per block. */
+#define BLOCK_CAP ((size_t)2 << 20)
+/* A new block is started when less than this is left: a record is at most 64 KiB. */
+#define BLOCK_MIN_ROOM ((size_t)65536)
+/* Free blocks kept for reuse (fresh memory costs a page fault per page). */
+#define BLOCK_CACHE 8
+
+struct perf_reader_ref {
+	struct perf_reader *r;
+	size_t refs;            /* the walk's, queued records', held records' */
+	bool small;             /* one misaligned record's copy: freed, not cached */
+	_Alignas(8) uint8_t data[]; /* records are 8-byte aligned */
+};
 
 struct id_entry {
 	uint64_t id;
@@ -72,7 +85,9 @@ struct perf_reader {
 
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
-	uint8_t *pend;
+	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
+	size_t nr_free_blocks;
+	size_t nr_live_blocks;  /* blocks handed out and not yet back */
 
 	/* Everything the features allocated, freed at close. */
 	void **allocs;
@@ -837,7 +852,8 @@ void perf_reader__close(struct perf_reader *r)
 	free(r->ids);
 	free(r->id_index);
 	ZSTD_freeDStream(r->ds);
-	free(r->pend);
+	while (r->nr_free_blocks)
+		free(r->free_blocks[--r->nr_free_blocks]);
 	free(r);
 }
 
@@ -848,13 +864,12 @@ void perf_reader__close(struct perf_reader *r)
 #define STOP 1
 
 struct walk;
-/* stable: rec->hdr stays valid after the call (it points into the mapping). */
-typedef int (*sink_fn)(struct walk *w, const struct perf_reader_record *rec, bool stable);
+/* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */
+typedef int (*sink_fn)(struct walk *w, const struct perf_reader_record *rec);
 
 struct qent {
 	uint64_t time, seq;
-	struct perf_reader_record rec;
-	bool owned;
+	struct perf_reader_record rec; /* holds a reference to rec.ref */
 };
 
 struct walk {
@@ -864,8 +879,7 @@ struct walk {
 	void *ctx;
 	int result;
 	struct perf_reader_stats *stats;
-	uint8_t *scratch;   /* aligned copy of a misaligned record */
-	uint8_t *pend;      /* decompressed bytes not yet delivered: [head, len) */
+	struct perf_reader_ref *blk; /* decompressed bytes not yet delivered: data[head, len) */
 	size_t head, len;
 	ZSTD_DStream *ds;
 	/* ordered mode: a min-heap on (time, seq) */
@@ -879,6 +893,64 @@ static int fail(struct walk *w, int err)
 {
 	w->result = err;
 	return STOP;
+}
+
+static struct perf_reader_ref *block_new(struct perf_reader *r)
+{
+	struct perf_reader_ref *b;
+
+	if (r->nr_free_blocks)
+		b = r->free_blocks[--r->nr_free_blocks];
+	else if (!(b = malloc(sizeof(*b) + BLOCK_CAP)))
+		return NULL;
+	b->r = r;
+	b->refs = 1;
+	b->small = false;
+	r->nr_live_blocks++;
+	return b;
+}
+
+/* An aligned copy of one record that lies misaligned in the file, as a block of its own. */
+static struct perf_reader_ref *block_copy(struct perf_reader *r, const void *rec, size_t size)
+{
+	struct perf_reader_ref *b = malloc(sizeof(*b) + size);
+
+	if (!b)
+		return NULL;
+	b->r = r;
+	b->refs = 1;
+	b->small = true;
+	memcpy(b->data, rec, size);
+	r->nr_live_blocks++;
+	return b;
+}
+
+static void block_put(struct perf_reader_ref *b)
+{
+	struct perf_reader *r;
+
+	if (!b || --b->refs)
+		return;
+	r = b->r;
+	r->nr_live_blocks--;
+	if (!b->small && r->nr_free_blocks < BLOCK_CACHE)
+		r->free_blocks[r->nr_free_blocks++] = b;
+	else
+		free(b);
+}
+
+struct perf_reader_ref *perf_reader__hold(const struct perf_reader_record *rec)
+{
+	struct perf_reader_ref *b = rec->ref;
+
+	if (b)
+		b->refs++;
+	return b;
+}
+
+void perf_reader__release(struct perf_reader_ref *ref)
+{
+	block_put(ref);
 }
 
 /* Decompressed records are counted here; plain ones (COMPRESSED containers among them) were
@@ -901,12 +973,13 @@ static void count_record(struct perf_reader_stats *s, const struct perf_event_he
 }
 
 static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t off,
-		   bool compressed, bool stable)
+		   bool compressed, struct perf_reader_ref *ref)
 {
 	struct perf_reader_record rec = {
 		.hdr = h,
 		.offset = off,
 		.compressed = compressed,
+		.ref = ref,
 	};
 
 	rec.attr_index = perf_reader__attr_index(w->r, h);
@@ -915,14 +988,14 @@ static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t o
 	rec.time = record_time(w->r, h, rec.attr_index);
 	if (w->stats)
 		count_record(w->stats, h, compressed);
-	return w->sink(w, &rec, stable);
+	return w->sink(w, &rec);
 }
 
 /* Hand on the complete records at the start of the pending buffer. */
 static int drain_pending(struct walk *w, uint64_t off)
 {
 	while (w->len - w->head >= sizeof(struct perf_event_header)) {
-		const struct perf_event_header *h = (const void *)(w->pend + w->head);
+		const struct perf_event_header *h = (const void *)(w->blk->data + w->head);
 
 		if (h->size < sizeof(*h) || h->size % 8) {
 			data_damage(w->r, off, "bad record size inside compressed data");
@@ -930,10 +1003,31 @@ static int drain_pending(struct walk *w, uint64_t off)
 		}
 		if (h->size > w->len - w->head)
 			break;
-		if (deliver(w, h, off, true, false))
+		if (deliver(w, h, off, true, w->blk))
 			return STOP;
 		w->head += h->size;
 	}
+	return 0;
+}
+
+/* Room for fresh output in the current block: a new block when less than BLOCK_MIN_ROOM is left,
+ * the partial record at the end of the old one carried over. */
+static int block_room(struct walk *w)
+{
+	struct perf_reader_ref *b;
+
+	if (w->blk && BLOCK_CAP - w->len >= BLOCK_MIN_ROOM)
+		return 0;
+	b = block_new(w->r);
+	if (!b)
+		return -ENOMEM;
+	if (w->blk) {
+		memcpy(b->data, w->blk->data + w->head, w->len - w->head);
+		w->len -= w->head;
+		w->head = 0;
+		block_put(w->blk);
+	}
+	w->blk = b;
 	return 0;
 }
 
@@ -947,29 +1041,22 @@ static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t
 
 		if (!r->ds)
 			r->ds = ZSTD_createDStream();
-		if (!r->pend)
-			r->pend = malloc(PEND_CAP);
-		if (!r->ds || !r->pend)
+		if (!r->ds)
 			return fail(w, -ENOMEM);
 		/* One stream for the whole walk, as perf: fresh at its start. */
 		ZSTD_DCtx_reset(r->ds, ZSTD_reset_session_only);
 		w->ds = r->ds;
-		w->pend = r->pend;
 	}
 	do {
 		ZSTD_outBuffer out;
 		size_t ret;
 
-		/* Keep the carried-over partial record at the front; it is < 64 KiB, so at least
-		 * PEND_CAP - 64 KiB of room remains. A frame that ends is followed by a new one
-		 * in the same stream: zstd starts it on its own. */
-		if (w->head) {
-			memmove(w->pend, w->pend + w->head, w->len - w->head);
-			w->len -= w->head;
-			w->head = 0;
-		}
-		out.dst = w->pend + w->len;
-		out.size = PEND_CAP - w->len;
+		/* A frame that ends is followed by a new one in the same stream: zstd starts it
+		 * on its own. */
+		if (block_room(w) < 0)
+			return fail(w, -ENOMEM);
+		out.dst = w->blk->data + w->len;
+		out.size = BLOCK_CAP - w->len;
 		out.pos = 0;
 		ret = ZSTD_decompressStream(w->ds, &out, &in);
 		if (ZSTD_isError(ret)) {
@@ -992,9 +1079,6 @@ static int walk_records(struct walk *w)
 	uint64_t off = r->data_start, last_comp = 0;
 	bool seen_comp = false;
 
-	w->scratch = malloc(65536);
-	if (!w->scratch)
-		return -ENOMEM;
 	while (off < r->data_end) {
 		const struct perf_event_header *h = (const void *)(r->map + off);
 		uint32_t type = rd32(r->map + off);
@@ -1018,10 +1102,14 @@ static int walk_records(struct walk *w)
 			stop = decompress(w, r->map + off + sizeof(*h), size - sizeof(*h), off);
 		} else if (off % 8) {
 			/* Only after an odd-sized COMPRESSED record: callers get aligned records. */
-			memcpy(w->scratch, h, size);
-			stop = deliver(w, (const void *)w->scratch, off, false, false);
+			struct perf_reader_ref *b = block_copy(r, h, size);
+
+			if (!b)
+				return -ENOMEM;
+			stop = deliver(w, (const void *)b->data, off, false, b);
+			block_put(b);
 		} else {
-			stop = deliver(w, h, off, false, true);
+			stop = deliver(w, h, off, false, NULL);
 		}
 		if (stop)
 			return w->result;
@@ -1034,14 +1122,13 @@ static int walk_records(struct walk *w)
 
 static void walk_fini(struct walk *w)
 {
-	free(w->scratch);
 	while (w->nr_heap--)
-		if (w->heap[w->nr_heap].owned)
-			free((void *)w->heap[w->nr_heap].rec.hdr);
+		block_put(w->heap[w->nr_heap].rec.ref);
 	free(w->heap);
+	block_put(w->blk);
 }
 
-static int sink_direct(struct walk *w, const struct perf_reader_record *rec, bool stable)
+static int sink_direct(struct walk *w, const struct perf_reader_record *rec)
 {
 	int err = w->fn(rec, w->ctx);
 
@@ -1112,17 +1199,16 @@ static int flush_until(struct walk *w, uint64_t limit)
 		w->heap[0] = w->heap[--w->nr_heap];
 		heap_down(w, 0);
 		w->last_flush = e.time;
-		w->queued_bytes -= sizeof(e) + (e.owned ? e.rec.hdr->size : 0);
+		w->queued_bytes -= sizeof(e) + e.rec.hdr->size;
 		err = w->fn(&e.rec, w->ctx);
-		if (e.owned)
-			free((void *)e.rec.hdr);
+		block_put(e.rec.ref);
 		if (err)
 			return fail(w, err);
 	}
 	return 0;
 }
 
-static int sink_ordered(struct walk *w, const struct perf_reader_record *rec, bool stable)
+static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 {
 	struct qent *e;
 	int err;
@@ -1157,17 +1243,11 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec, bo
 	e->time = rec->time;
 	e->seq = w->seq++;
 	e->rec = *rec;
-	e->owned = !stable;
-	if (!stable) {
-		void *copy = malloc(rec->hdr->size);
-
-		if (!copy)
-			return fail(w, -ENOMEM);
-		memcpy(copy, rec->hdr, rec->hdr->size);
-		e->rec.hdr = copy;
-	}
+	/* A decompressed record stays in its block (a reference), a plain one in the mapping.
+	 * Queued bytes count the blocks' share too, so the cap bounds the blocks kept alive. */
+	perf_reader__hold(rec);
 	heap_up(w, w->nr_heap++);
-	w->queued_bytes += sizeof(*e) + (e->owned ? rec->hdr->size : 0);
+	w->queued_bytes += sizeof(*e) + rec->hdr->size;
 	if (w->queued_bytes > w->r->ordered_max_bytes) {
 		while (w->nr_heap && w->queued_bytes > w->r->ordered_max_bytes / 2)
 			if (flush_until(w, w->heap[0].time))
@@ -1195,7 +1275,7 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
 
 /* ---- stats ---- */
 
-static int sink_count(struct walk *w, const struct perf_reader_record *rec, bool stable)
+static int sink_count(struct walk *w, const struct perf_reader_record *rec)
 {
 	return 0;
 }
@@ -1268,7 +1348,7 @@ struct repair {
 	uint64_t written;
 };
 
-static int sink_write(struct walk *w, const struct perf_reader_record *rec, bool stable)
+static int sink_write(struct walk *w, const struct perf_reader_record *rec)
 {
 	struct repair *rp = w->ctx;
 

@@ -80,7 +80,18 @@ struct perf_reader_record {
 	bool compressed;   /* came out of a COMPRESSED record */
 	uint64_t time;     /* PERF_READER_NO_TIME when the record carries none */
 	int attr_index;    /* attr it belongs to, -1 for perf's own records (type >= 64) or unknown id */
+	struct perf_reader_ref *ref; /* the block holding hdr (decompressed data, or an aligned
+				      * copy), NULL when hdr is in the file's mapping */
 };
+
+/* Keep rec->hdr valid after the callback returns, without a copy: a reference to the
+ * decompressed block that holds it, to give back with perf_reader__release before the reader
+ * is closed. Returns NULL when nothing needs holding (rec->ref is NULL: the record lies in the
+ * file's mapping, valid until close). Not thread safe: call it, and release, from the thread
+ * that iterates (or with that thread waiting). */
+struct perf_reader_ref *perf_reader__hold(const struct perf_reader_record *rec);
+/* Give back a reference from perf_reader__hold. NULL is a no-op. */
+void perf_reader__release(struct perf_reader_ref *ref);
 
 /* Return 0 to continue; anything else stops the iteration and is returned by it. */
 typedef int (*perf_reader_fn)(const struct perf_reader_record *rec, void *ctx);

@@ -1,11 +1,12 @@
 /* The report session: one time-ordered pass over a perf.data. Records are applied to the machine
- * on the calling thread; samples are gathered in batches, each holding a reference to its
- * process's map snapshot at its time, unwound over the workqueue's parallel_for with one
- * unwinder per slice taken from the session's pool, then handed to the sinks in order. The
- * invariant: a batch is delivered before a sample of the next one is parsed, so sinks see time
- * order and snapshots are put as soon as their samples have been delivered. */
+ * on the calling thread; samples are gathered in batches, each sample holding its record in the
+ * reader's decompressed block (no copy) and a reference to its process's map snapshot at its
+ * time. Two batches alternate: while the workers unwind one, the calling thread reads the next;
+ * then it helps finish the older one and hands its samples to the sinks, in order. Invariant: a
+ * batch is delivered whole before any sample of a later batch, so sinks see time order. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +18,31 @@
 #include "report/session.h"
 #include "unwind/symbols.h"
 
-#define BATCH 2048
-#define ARENA_SIZE (24u << 20)
+#define BATCH 1024
+#define CHUNK 8         /* samples claimed at a time */
 #define NAME_LEN 96
 
 struct item {
 	struct perf_sample s;
+	struct perf_reader_ref *ref; /* keeps the record (s points into it) */
 	struct map_snapshot *snap;
 	const char *comm;
 	size_t attr;
 	bool filtered;          /* counted, not unwound */
 	int nr_frames;
 	struct unwind_frame *frames;
+};
+
+struct batch {
+	struct report_session *s;
+	struct item *items;
+	struct unwind_frame *frames;    /* BATCH * max_stack */
+	size_t n;
+	atomic_size_t next;             /* next item to claim */
+	/* worker jobs not yet finished; the batch is done when they and the caller are */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int pending;
 };
 
 struct report_session {
@@ -42,14 +56,10 @@ struct report_session {
 	struct report_sink *sinks;
 	size_t nr_sinks;
 
-	/* the batch */
-	struct item *items;
-	size_t nr_items;
-	uint8_t *arena;
-	size_t arena_used;
-	struct unwind_frame *frame_pool;
+	struct batch batches[2];
+	struct batch *fill, *inflight;  /* being read; being unwound (or NULL) */
 
-	/* unwinders: one per slice of a batch, returned to the pool after it */
+	/* unwinders: one per job (at most nr_threads at once), back to the pool after it */
 	pthread_mutex_t pool_lock;
 	struct unwinder **pool;
 	size_t nr_pool, nr_unwinders;
@@ -120,17 +130,53 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 	}
 }
 
-/* One slice of the batch: at most nr_threads slices run at once, so the pool never runs dry. */
-static void unwind_slice(size_t slice, void *arg)
+/* Claim and unwind chunks of b until none is left. */
+static void help(struct batch *b)
 {
-	struct report_session *s = arg;
-	size_t per = (s->nr_items + s->nr_threads - 1) / s->nr_threads;
-	size_t lo = slice * per, hi = lo + per < s->nr_items ? lo + per : s->nr_items;
-	struct unwinder *u = pool_get(s);
+	struct report_session *s = b->s;
+	struct unwinder *u = NULL;
+	size_t i;
 
-	for (size_t i = lo; i < hi; i++)
-		unwind_item(s, u, &s->items[i]);
+	while ((i = atomic_fetch_add_explicit(&b->next, CHUNK, memory_order_relaxed)) < b->n) {
+		size_t hi = i + CHUNK < b->n ? i + CHUNK : b->n;
+
+		if (!u)
+			u = pool_get(s);
+		for (; i < hi; i++)
+			unwind_item(s, u, &b->items[i]);
+	}
 	pool_put(s, u);
+}
+
+/* A worker's share of a batch; the mutex hands its items' frames to the caller. */
+static void batch_job(void *arg)
+{
+	struct batch *b = arg;
+
+	help(b);
+	pthread_mutex_lock(&b->lock);
+	if (!--b->pending)
+		pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Hand b to the workers (they start as soon as they are free). */
+static void batch_start(struct report_session *s, struct batch *b)
+{
+	unsigned int nw = s->wq ? wq__nr_workers(s->wq) : 0;
+
+	atomic_store(&b->next, 0);
+	b->pending = 0;
+	for (unsigned int i = 0; i < nw && i * CHUNK < b->n; i++) {
+		pthread_mutex_lock(&b->lock);
+		b->pending++;
+		pthread_mutex_unlock(&b->lock);
+		if (wq__submit(s->wq, i, batch_job, b) < 0) {
+			pthread_mutex_lock(&b->lock);
+			b->pending--;
+			pthread_mutex_unlock(&b->lock);
+		}
+	}
 }
 
 static int deliver_item(struct report_session *s, struct item *it)
@@ -158,29 +204,55 @@ static int deliver_item(struct report_session *s, struct item *it)
 	return 0;
 }
 
-static int flush_batch(struct report_session *s)
+/* Help finish b, wait for its workers, deliver it (ret: the first sink error) and empty it. */
+static int batch_finish(struct report_session *s, struct batch *b, bool deliver)
 {
-	size_t nr_slices;
 	int ret = 0;
 
-	if (!s->nr_items)
-		return 0;
-	nr_slices = s->nr_threads < s->nr_items ? s->nr_threads : s->nr_items;
-	if (!s->wq || wq__parallel_for(s->wq, nr_slices, 1, unwind_slice, s) < 0) {
-		struct unwinder *u = pool_get(s);
-
-		for (size_t i = 0; i < s->nr_items; i++)
-			unwind_item(s, u, &s->items[i]);
-		pool_put(s, u);
+	help(b);
+	pthread_mutex_lock(&b->lock);
+	while (b->pending)
+		pthread_cond_wait(&b->cond, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	for (size_t i = 0; i < b->n; i++) {
+		if (deliver && !ret)
+			ret = deliver_item(s, &b->items[i]);
+		map_snapshot__put(b->items[i].snap);
+		perf_reader__release(b->items[i].ref);
 	}
-	for (size_t i = 0; i < s->nr_items; i++) {
-		if (!ret)
-			ret = deliver_item(s, &s->items[i]);
-		map_snapshot__put(s->items[i].snap);
-	}
-	s->nr_items = 0;
-	s->arena_used = 0;
+	b->n = 0;
 	return ret;
+}
+
+/* The filling batch is full (or the pass is over): start it, finish and deliver the older one
+ * (only finish it when !deliver: a sink stopped the pass), which becomes the one to fill. */
+static int flush_batch(struct report_session *s, bool deliver)
+{
+	struct batch *older = s->inflight;
+	int ret = 0;
+
+	if (s->fill->n) {
+		batch_start(s, s->fill);
+		s->inflight = s->fill;
+	} else {
+		s->inflight = NULL;
+	}
+	if (older) {
+		ret = batch_finish(s, older, deliver);
+		s->fill = older;
+	} else {
+		s->fill = s->fill == &s->batches[0] ? &s->batches[1] : &s->batches[0];
+	}
+	return ret;
+}
+
+/* Deliver (or with !deliver only finish) everything still queued, in order. */
+static int flush_all(struct report_session *s, bool deliver)
+{
+	int ret = flush_batch(s, deliver);
+	int e = flush_batch(s, deliver && !ret);
+
+	return ret ? ret : e;
 }
 
 static bool keep_sample(const struct report_session *s, const struct perf_sample *ps)
@@ -197,30 +269,27 @@ static bool keep_sample(const struct report_session *s, const struct perf_sample
 
 static int on_sample(struct report_session *s, const struct perf_reader_record *rec)
 {
-	const struct perf_event_header *h = rec->hdr;
 	const struct report_session_opts *o = &s->opts;
 	size_t a = rec->attr_index < 0 || (size_t)rec->attr_index >= s->st.nr_attrs ?
 			   0 : (size_t)rec->attr_index;
+	struct batch *b;
 	struct item *it;
-	uint8_t *copy;
 
 	s->attr_samples[a]++;
-	if (s->nr_items == BATCH || s->arena_used + h->size > ARENA_SIZE) {
-		int e = flush_batch(s);
+	if (s->fill->n == BATCH) {
+		int e = flush_batch(s, true);
 
 		if (e)
 			return e;
 	}
-	it = &s->items[s->nr_items];
-	copy = s->arena + s->arena_used;
-	memcpy(copy, h, h->size);
-	if (perf_sample__parse(&perf_reader__attr(s->r, a)->attr, (void *)copy, &it->s) < 0) {
+	b = s->fill;
+	it = &b->items[b->n];
+	if (perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &it->s) < 0) {
 		s->st.nr_bad_samples++;
 		return 0;
 	}
 	if (!keep_sample(s, &it->s))
 		return 0;
-	s->arena_used += (h->size + 7) & ~7u;
 	s->st.nr_samples++;
 	it->attr = a;
 	it->comm = machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
@@ -230,8 +299,9 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	it->snap = machine__snapshot(s->m, (int32_t)it->s.pid);
 	if (!it->snap)
 		return -ENOMEM;
-	it->frames = s->frame_pool + s->nr_items * (size_t)o->max_stack;
-	s->nr_items++;
+	it->ref = perf_reader__hold(rec);
+	it->frames = b->frames + b->n * (size_t)o->max_stack;
+	b->n++;
 	return 0;
 }
 
@@ -375,6 +445,10 @@ struct report_session *report_session__open(const char *path, const struct repor
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->pool_lock, NULL);
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_init(&s->batches[i].lock, NULL);
+		pthread_cond_init(&s->batches[i].cond, NULL);
+	}
 	if (opts)
 		s->opts = *opts;
 	if (!s->opts.max_stack)
@@ -420,11 +494,16 @@ static int run_setup(struct report_session *s)
 	struct wq_opts wo = { .nr_workers = s->nr_threads - 1, .scope = TOPO_SCOPE_SYSTEM,
 			      .name = "preport" };
 
-	s->items = calloc(BATCH, sizeof(*s->items));
-	s->arena = malloc(ARENA_SIZE);
-	s->frame_pool = malloc(sizeof(struct unwind_frame) * BATCH * (size_t)s->opts.max_stack);
-	if (!s->items || !s->arena || !s->frame_pool)
-		return -ENOMEM;
+	for (int i = 0; i < 2; i++) {
+		struct batch *b = &s->batches[i];
+
+		b->s = s;
+		b->items = calloc(BATCH, sizeof(*b->items));
+		b->frames = malloc(sizeof(struct unwind_frame) * BATCH * (size_t)s->opts.max_stack);
+		if (!b->items || !b->frames)
+			return -ENOMEM;
+	}
+	s->fill = &s->batches[0];
 	if (wo.nr_workers) {
 		s->wq = wq__new(&wo);
 		if (!s->wq)
@@ -463,7 +542,8 @@ int report_session__run(struct report_session *s)
 	if (e < 0)
 		return e;
 	ret = perf_reader__for_each_ordered(s->r, on_record, s);
-	e = flush_batch(s);
+	/* damage is not an error: what preceded it is delivered */
+	e = flush_all(s, !ret);
 	if (!ret)
 		ret = e;
 	s->st.records = *perf_reader__walk_stats(s->r);
@@ -504,9 +584,20 @@ void report_session__free(struct report_session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nr_items; i++)
-		map_snapshot__put(s->items[i].snap);
+	/* after a stopped pass: no batch is in flight (run finished them), only leftovers */
 	wq__free(s->wq);
+	for (int i = 0; i < 2; i++) {
+		struct batch *b = &s->batches[i];
+
+		for (size_t k = 0; k < b->n; k++) {
+			map_snapshot__put(b->items[k].snap);
+			perf_reader__release(b->items[k].ref);
+		}
+		free(b->items);
+		free(b->frames);
+		pthread_mutex_destroy(&b->lock);
+		pthread_cond_destroy(&b->cond);
+	}
 	for (size_t i = 0; i < s->nr_unwinders; i++)
 		unwinder__free(s->all[i]);
 	machine__free(s->m);
@@ -514,9 +605,6 @@ void report_session__free(struct report_session *s)
 	pthread_mutex_destroy(&s->pool_lock);
 	free(s->all);
 	free(s->pool);
-	free(s->items);
-	free(s->arena);
-	free(s->frame_pool);
 	free(s->sinks);
 	free(s->attr_samples);
 	free(s->attr_lost);
