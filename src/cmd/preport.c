@@ -20,6 +20,7 @@
 #include "report/aggregate.h"
 #include "report/pprof.h"
 #include "report/report.h"
+#include "report/offcpu.h"
 #include "report/session.h"
 
 enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
@@ -28,6 +29,7 @@ enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
 struct cli {
 	const char *input, *flame, *repair, *pprof;
 	bool stats, folded, force, quiet, header, verbose;
+	bool off_cpu, wall;
 	bool children_set, children;
 	int32_t *pids, *tids, *cpus;
 	const char **comms;
@@ -91,6 +93,10 @@ static void usage(FILE *f)
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu (default comm,dso,sym)\n"
 "  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
 "                         e.g. -g caller,1 (default graph,0.5)\n"
+"      --off-cpu          where threads waited (precord --off-cpu files): each blocking\n"
+"                         stack weighted by the time until the thread ran again, in ns,\n"
+"                         under a leaf naming the state; per-thread times at the end\n"
+"      --wall             wall-clock time: on-CPU samples plus off-CPU time, in ns\n"
 "      --folded           collapsed stacks: one line 'comm;root;...;leaf COUNT' per stack\n"
 "      --flamegraph FILE  write an interactive SVG flame graph to FILE\n"
 "      --pprof FILE       write a gzip'd pprof profile.proto to FILE (go tool pprof reads it)\n"
@@ -113,7 +119,7 @@ static void usage(FILE *f)
 enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
-	OPT_VERSION, OPT_PPROF,
+	OPT_VERSION, OPT_PPROF, OPT_OFF_CPU, OPT_WALL,
 };
 
 static const struct option longopts[] = {
@@ -124,6 +130,8 @@ static const struct option longopts[] = {
 	{ "sort", required_argument, NULL, 's' },
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "flamegraph", required_argument, NULL, OPT_FLAME },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -217,6 +225,8 @@ static int parse_opt(struct cli *c, int opt)
 		}
 		break;
 	case OPT_FOLDED: c->folded = true; break;
+	case OPT_OFF_CPU: c->off_cpu = true; c->ro.period_unit = "ns"; break;
+	case OPT_WALL: c->wall = true; c->ro.period_unit = "ns"; break;
 	case OPT_FLAME: c->flame = optarg; break;
 	case OPT_PPROF: c->pprof = optarg; break;
 	case OPT_STATS: c->stats = true; break;
@@ -271,6 +281,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (c->off_cpu && c->wall) {
+		err("--off-cpu and --wall are two views of one recording: choose one");
 		return EXIT_USAGE;
 	}
 	if (c->children_set)
@@ -363,7 +377,8 @@ static int do_stats(struct report_session *s)
 	return 0;
 }
 
-static int write_flame(const struct cli *c, struct report_session *s, struct report_set *rs)
+static int write_flame(const struct cli *c, struct report_session *s, struct report_set *rs,
+		       size_t idx, const char *name)
 {
 	FILE *f = fopen(c->flame, "we");
 	char title[256];
@@ -372,12 +387,54 @@ static int write_flame(const struct cli *c, struct report_session *s, struct rep
 		err("cannot write the flame graph to %s: %s", c->flame, strerror(errno));
 		return EXIT_FAIL;
 	}
-	snprintf(title, sizeof(title), "%s (%s)", c->input, report_session__event_name(s, 0));
-	if (report__fprintf_flamegraph(report_set__report(rs, 0), f, title) < 0 || fclose(f) != 0) {
+	snprintf(title, sizeof(title), "%s (%s)", c->input, name);
+	if (report__fprintf_flamegraph(report_set__report(rs, idx), f, title) < 0 || fclose(f) != 0) {
 		err("cannot write the flame graph to %s: %s", c->flame, strerror(errno));
 		return EXIT_FAIL;
 	}
 	return 0;
+}
+
+/* The threads of an off-CPU or wall-clock view: where each one's lifetime went. */
+static void print_threads(const struct offcpu *oc)
+{
+	printf("\n# Threads: lifetime as recorded = on-CPU (switch-in to switch-out) + off-CPU "
+	       "(switch-out to switch-in), in ms\n#\n");
+	printf("# %7s %7s  %-16s %10s %10s %10s %10s %10s %10s %10s\n", "pid", "tid", "comm",
+	       "lifetime", "on-CPU", "off-CPU", "sleeping", "blocked-io", "preempted", "other");
+	for (size_t i = 0; i < offcpu__nr_threads(oc); i++) {
+		const struct offcpu_thread *t = offcpu__thread(oc, i);
+		uint64_t off = 0;
+
+		for (int k = 0; k < OFFCPU_NR_STATES; k++)
+			off += t->off_ns[k];
+		if (!t->on_ns && !off)
+			continue;
+		printf("  %7d %7d  %-16s %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", t->pid,
+		       t->tid, t->comm[0] ? t->comm : ":unknown", (t->end - t->start) / 1e6,
+		       t->on_ns / 1e6, off / 1e6, t->off_ns[OFFCPU_SLEEPING] / 1e6,
+		       t->off_ns[OFFCPU_IO] / 1e6, t->off_ns[OFFCPU_PREEMPTED] / 1e6,
+		       t->off_ns[OFFCPU_OTHER] / 1e6);
+	}
+}
+
+/* --off-cpu / --wall: one profile, in ns. */
+static void print_time_view(const struct cli *c, struct report_session *s, struct report_set *rs,
+			    const struct offcpu *oc, const char *name)
+{
+	const struct report_session_stats *ss = report_session__stats(s);
+	struct report *r = report_set__report(rs, offcpu__attr(oc));
+
+	if (c->folded) {
+		report__fprintf_folded(r, stdout);
+		return;
+	}
+	if (c->flame)
+		return;
+	report__fprintf_preamble(r, stdout, ss->records.total_lost_samples);
+	printf("# %s: %.3f s (the event count below is in ns)\n", name, report__total_period(r) / 1e9);
+	report__fprintf(r, stdout, name);
+	print_threads(oc);
 }
 
 static void print_outputs(const struct cli *c, struct report_session *s, struct report_set *rs)
@@ -436,6 +493,8 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 {
 	struct report_set *rs = report_set__new(s, &c->ro, c->children_set);
 	struct pprof_writer *pw = NULL;
+	struct offcpu *oc = NULL;
+	const char *view = c->wall ? "wall-time (cpu-clock + offcpu-time)" : "offcpu-time";
 	int e, ret = 0;
 
 	if (!rs) {
@@ -447,6 +506,18 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 		report_set__free(rs);
 		return EXIT_FAIL;
 	}
+	if (c->off_cpu || c->wall) {
+		const char *why = "";
+
+		oc = offcpu__new(s, c->wall ? OFFCPU_WALL : OFFCPU_ONLY, &why);
+		if (!oc) {
+			err("cannot make a%s profile of %s: %s", c->wall ? " wall-clock" : "n off-CPU",
+			    c->input, errno == ENOMEM ? strerror(errno) : why);
+			pprof_writer__free(pw);
+			report_set__free(rs);
+			return errno == ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+		}
+	}
 	e = report_session__run(s);
 	if (e == -ENOMEM) {
 		err("out of memory while reading %s", c->input);
@@ -456,9 +527,13 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 	}
 	double t1 = clock__s();
 
-	print_outputs(c, s, rs);
+	if (oc)
+		print_time_view(c, s, rs, oc, view);
+	else
+		print_outputs(c, s, rs);
 	if (c->flame)
-		ret = write_flame(c, s, rs);
+		ret = oc ? write_flame(c, s, rs, offcpu__attr(oc), view)
+			 : write_flame(c, s, rs, 0, report_session__event_name(s, 0));
 	if (pw && !ret)
 		ret = write_pprof(c, pw);
 	pprof_writer__free(pw);
@@ -467,6 +542,7 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 	if (!c->quiet)
 		print_warnings(report_session__stats(s));
 	report_set__free(rs);
+	offcpu__free(oc);
 	return ret;
 }
 

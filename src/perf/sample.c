@@ -124,8 +124,10 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 			return -EBADMSG;
 		memcpy(&raw_size, c.p, 4);
 		/* The kernel pads raw data so that what follows stays u64-aligned. */
-		if (((uint64_t)raw_size + 4) % 8 || skip_bytes(&c, (uint64_t)raw_size + 4, NULL) < 0)
+		if (((uint64_t)raw_size + 4) % 8 || skip_bytes(&c, (uint64_t)raw_size + 4, &ret->raw) < 0)
 			return -EBADMSG;
+		ret->raw += 4;
+		ret->raw_size = raw_size;
 	}
 	if (type & PERF_SAMPLE_BRANCH_STACK) {
 		uint64_t nr;

@@ -1692,6 +1692,7 @@ int report__foreach_stack(struct report *r,
 struct lines {
 	char **l;
 	size_t nr, cap;
+	bool by_period;
 };
 
 static int collect_line(const char *const *names, size_t nr, uint64_t samples, uint64_t period,
@@ -1712,7 +1713,7 @@ static int collect_line(const char *const *names, size_t nr, uint64_t samples, u
 		p += n;
 		*p++ = i + 1 < nr ? ';' : ' ';
 	}
-	snprintf(p, 32, "%" PRIu64, samples);
+	snprintf(p, 32, "%" PRIu64, ls->by_period ? period : samples);
 	ls->l[ls->nr++] = s;
 	return 0;
 }
@@ -1724,7 +1725,7 @@ static int strp_cmp(const void *a, const void *b)
 
 int report__fprintf_folded(struct report *r, FILE *fp)
 {
-	struct lines ls = { 0 };
+	struct lines ls = { .by_period = r->opts.period_unit != NULL };
 	int err = report__foreach_stack(r, collect_line, &ls);
 	if (!err) {
 		qsort(ls.l, ls.nr, sizeof(*ls.l), strp_cmp);
@@ -1745,14 +1746,20 @@ static int add_to_fg(const char *const *names, size_t nr, uint64_t samples, uint
 	return flamegraph__add(ctx, names, nr, samples);
 }
 
+static int add_period_to_fg(const char *const *names, size_t nr, uint64_t samples,
+			    uint64_t period, void *ctx)
+{
+	return flamegraph__add(ctx, names, nr, period);
+}
+
 int report__fprintf_flamegraph(struct report *r, FILE *fp, const char *title)
 {
 	struct flamegraph *fg = flamegraph__new();
 	if (!fg)
 		return -ENOMEM;
-	int err = report__foreach_stack(r, add_to_fg, fg);
+	int err = report__foreach_stack(r, r->opts.period_unit ? add_period_to_fg : add_to_fg, fg);
 	if (!err) {
-		struct flamegraph_opts fo = { .title = title };
+		struct flamegraph_opts fo = { .title = title, .unit = r->opts.period_unit };
 		err = flamegraph__write(fg, fp, &fo);
 	}
 	flamegraph__free(fg);

@@ -64,6 +64,9 @@ struct report_opts {
 	enum report_graph graph;
 	enum report_order order;
 	double min_percent;       /* call-graph threshold in percent of the total; < 0: 0.5 */
+	/* Folded stacks and the flame graph count periods, in this unit ("ns" for off-CPU and
+	 * wall-clock profiles, whose periods are times), rather than samples. NULL: samples. */
+	const char *period_unit;
 
 	/* Filters. pid/tid/comm behave like perf's: a filtered sample still counts in the totals
 	 * (percentages stay absolute) but makes no row. cpu drops the sample entirely. */

@@ -29,6 +29,10 @@ struct item {
 	const char *comm;
 	size_t attr;
 	bool filtered;          /* counted, not unwound */
+	/* a side-band record for the filter (held by ref), not a sample */
+	const struct perf_event_header *side;
+	uint64_t side_time, side_offset;
+	int side_attr;
 	int nr_frames;
 	struct unwind_frame *frames;
 };
@@ -55,6 +59,8 @@ struct report_session {
 
 	struct report_sink *sinks;
 	size_t nr_sinks;
+	struct report_filter filter;
+	bool has_filter;
 
 	struct batch batches[2];
 	struct batch *fill, *inflight;  /* being read; being unwound (or NULL) */
@@ -115,6 +121,8 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 {
 	int n;
 
+	if (it->side)
+		return;
 	if (it->filtered) {
 		it->nr_frames = 1;
 		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
@@ -195,13 +203,37 @@ static int deliver_item(struct report_session *s, struct item *it)
 	};
 
 	s->st.nr_frames += rs.nr_frames;
+	if (s->has_filter)
+		return s->filter.sample ? s->filter.sample(s->filter.ctx, s, &rs) : 0;
+	return report_session__emit(s, &rs);
+}
+
+int report_session__emit(struct report_session *s, const struct report_session_sample *ss)
+{
 	for (size_t k = 0; k < s->nr_sinks; k++) {
-		int e = s->sinks[k].sample(s->sinks[k].ctx, &rs);
+		int e = s->sinks[k].sample(s->sinks[k].ctx, ss);
 
 		if (e)
 			return e;
 	}
 	return 0;
+}
+
+int report_session__set_filter(struct report_session *s, const struct report_filter *f)
+{
+	if (s->has_filter)
+		return -EBUSY;
+	s->filter = *f;
+	s->has_filter = true;
+	return 0;
+}
+
+static int deliver_side(struct report_session *s, struct item *it)
+{
+	struct perf_reader_record rec = { .hdr = it->side, .offset = it->side_offset,
+					  .time = it->side_time, .attr_index = it->side_attr };
+
+	return s->filter.side(s->filter.ctx, s, &rec);
 }
 
 /* Help finish b, wait for its workers, deliver it (ret: the first sink error) and empty it. */
@@ -215,9 +247,14 @@ static int batch_finish(struct report_session *s, struct batch *b, bool deliver)
 		pthread_cond_wait(&b->cond, &b->lock);
 	pthread_mutex_unlock(&b->lock);
 	for (size_t i = 0; i < b->n; i++) {
-		if (deliver && !ret)
-			ret = deliver_item(s, &b->items[i]);
-		map_snapshot__put(b->items[i].snap);
+		if (b->items[i].side) {
+			if (deliver && !ret)
+				ret = deliver_side(s, &b->items[i]);
+		} else {
+			if (deliver && !ret)
+				ret = deliver_item(s, &b->items[i]);
+			map_snapshot__put(b->items[i].snap);
+		}
 		perf_reader__release(b->items[i].ref);
 	}
 	b->n = 0;
@@ -284,6 +321,7 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	}
 	b = s->fill;
 	it = &b->items[b->n];
+	it->side = NULL;
 	if (perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &it->s) < 0) {
 		s->st.nr_bad_samples++;
 		return 0;
@@ -301,6 +339,26 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 		return -ENOMEM;
 	it->ref = perf_reader__hold(rec);
 	it->frames = b->frames + b->n * (size_t)o->max_stack;
+	b->n++;
+	return 0;
+}
+
+/* A side-band record the filter wants, queued in the batch so it keeps its place in time. */
+static int queue_side(struct report_session *s, const struct perf_reader_record *rec)
+{
+	struct batch *b;
+	struct item *it;
+
+	if (s->fill->n == BATCH) {
+		int e = flush_batch(s, true);
+
+		if (e)
+			return e;
+	}
+	b = s->fill;
+	it = &b->items[b->n];
+	*it = (struct item){ .side = rec->hdr, .side_time = rec->time, .side_offset = rec->offset,
+			     .side_attr = rec->attr_index, .ref = perf_reader__hold(rec) };
 	b->n++;
 	return 0;
 }
@@ -327,6 +385,12 @@ static int on_record(const struct perf_reader_record *rec, void *arg)
 		return on_sample(s, rec);
 	if (h->type == PERF_RECORD_LOST_SAMPLES)
 		count_lost(s, rec);
+	if (s->has_filter && s->filter.side && h->type < 64 && (s->filter.side_types >> h->type & 1)) {
+		int e = queue_side(s, rec);
+
+		if (e)
+			return e;
+	}
 	if (h->type < PERF_RECORD_USER_TYPE_START) {
 		/* A record that changes maps must not overtake batched samples that came before
 		 * it: their snapshots are already taken, so nothing to flush. */
@@ -548,6 +612,11 @@ int report_session__run(struct report_session *s)
 		ret = e;
 	s->st.records = *perf_reader__walk_stats(s->r);
 	sum_unwind_stats(s);
+	if (s->has_filter && s->filter.finish) {
+		e = s->filter.finish(s->filter.ctx, s);
+		if (!ret)
+			ret = e;
+	}
 	for (size_t k = 0; k < s->nr_sinks; k++) {
 		if (!s->sinks[k].finish)
 			continue;

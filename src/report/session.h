@@ -57,6 +57,19 @@ struct report_sink {
 	void *ctx;
 };
 
+/* A filter between the session and its sinks: it sees each resolved sample and, in time order
+ * among them, the side-band records whose types it asked for, and passes on what the sinks
+ * should see with report_session__emit (samples of its own making included: their frames and
+ * strings need to live only during that call). sample and side may be NULL; a non-zero return
+ * stops the pass. finish is called after the pass, before the sinks' finish. */
+struct report_filter {
+	int (*sample)(void *ctx, struct report_session *s, const struct report_session_sample *ss);
+	int (*side)(void *ctx, struct report_session *s, const struct perf_reader_record *rec);
+	int (*finish)(void *ctx, struct report_session *s);
+	uint64_t side_types;                /* bit t: records of type t go to side */
+	void *ctx;
+};
+
 /* Record counts of the pass, as perf's header and warnings and --stats show them. */
 struct report_session_stats {
 	struct perf_reader_stats records;   /* by type; COMPRESSED containers and content both */
@@ -81,6 +94,13 @@ struct perf_reader *report_session__reader(struct report_session *s);
 
 /* Add a sink; sinks see each sample in the order they were added. Returns 0 or -ENOMEM. */
 int report_session__add_sink(struct report_session *s, const struct report_sink *sink);
+
+/* Put a filter between the samples and the sinks (one at most; before run). Returns 0, or
+ * -EBUSY when one is set. */
+int report_session__set_filter(struct report_session *s, const struct report_filter *f);
+
+/* For a filter: hand a sample to the sinks. Returns 0 or the first sink's non-zero value. */
+int report_session__emit(struct report_session *s, const struct report_session_sample *ss);
 
 /* The pass: every record in perf's time order, samples resolved and delivered to the sinks, then
  * each sink's finish. Damage stops the pass early but is not an error (see
