@@ -517,6 +517,14 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 			report_set__free(rs);
 			return errno == ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		}
+		if (pw && pprof_writer__set_time_view(pw, offcpu__attr(oc),
+						      c->wall ? "wall-time" : "offcpu-time") < 0) {
+			err("out of memory");
+			pprof_writer__free(pw);
+			report_set__free(rs);
+			offcpu__free(oc);
+			return EXIT_FAIL;
+		}
 	}
 	e = report_session__run(s);
 	if (e == -ENOMEM) {

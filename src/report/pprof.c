@@ -99,6 +99,8 @@ struct psample {
 struct pprof_writer {
 	struct report_session *session;
 	size_t nr_attrs;
+	char *time_type;       /* pprof_writer__set_time_view: the event time_attr's name */
+	size_t time_attr;
 	uint64_t first_time, last_time;
 
 	char **strs;
@@ -467,6 +469,10 @@ static int build_types(struct pprof_writer *w, struct build *b)
 		perftools__profiles__value_type__init(&b->vt[i]);
 		if (t && w->nr_attrs == 1)
 			type = "cpu";
+		if (w->time_type && i == w->time_attr + 1) {
+			type = w->time_type;
+			t = true;
+		}
 		b->vt[i].type = intern(w, type);
 		b->vt[i].unit = intern(w, t ? "nanoseconds" : "count");
 		if (b->vt[i].type < 0 || b->vt[i].unit < 0)
@@ -480,7 +486,19 @@ static int build_types(struct pprof_writer *w, struct build *b)
 	b->p.period_type = &b->period_type;
 	if (w->nr_attrs && perf_reader__attr(r, 0) && !perf_reader__attr(r, 0)->attr.freq)
 		b->p.period = (int64_t)perf_reader__attr(r, 0)->attr.sample_period;
-	b->p.default_sample_type = b->vt[1].type;
+	b->p.default_sample_type = b->vt[w->time_type ? w->time_attr + 1 : 1].type;
+	return 0;
+}
+
+int pprof_writer__set_time_view(struct pprof_writer *w, size_t attr, const char *type)
+{
+	char *t = strdup(type);
+
+	if (!t)
+		return -ENOMEM;
+	free(w->time_type);
+	w->time_type = t;
+	w->time_attr = attr < w->nr_attrs ? attr : 0;
 	return 0;
 }
 
@@ -712,6 +730,7 @@ void pprof_writer__free(struct pprof_writer *w)
 	for (size_t i = 0; i < w->nr_strs; i++)
 		free(w->strs[i]);
 	free(w->strs);
+	free(w->time_type);
 	free(w->str_idx.slots);
 	free(w->maps);
 	free(w->map_idx.slots);

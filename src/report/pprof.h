@@ -15,6 +15,10 @@ struct pprof_writer;
  * out. Returns NULL with errno ENOMEM. */
 struct pprof_writer *pprof_writer__new(struct report_session *s);
 
+/* Event attr's values are times in ns named type (an off-CPU or wall-clock view: "offcpu-time",
+ * "wall-time"), and the profile's default sample type. Returns 0 or -ENOMEM. */
+int pprof_writer__set_time_view(struct pprof_writer *w, size_t attr, const char *type);
+
 /* Write the profile gathered so far to path (created or truncated, gzip'd). Returns 0 or
  * -errno (-ENOMEM, or that of creating or writing path). */
 int pprof_writer__write(struct pprof_writer *w, const char *path);

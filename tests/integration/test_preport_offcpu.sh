@@ -60,6 +60,16 @@ preport -i shares.data --off-cpu --flamegraph fg.svg > /dev/null 2>&1 || fail "p
 grep -q 'sleep_300ms' fg.svg || fail "flame graph without sleep_300ms"
 grep -q '[0-9] ns' fg.svg || fail "flame graph does not count ns"
 
+# pprof: go tool pprof reads the off-CPU profile as a time profile, blocking stacks as above
+export HOME="$T/home" GOCACHE="$T/gocache" GOPROXY=off GOFLAGS=
+mkdir -p "$HOME"
+preport -i shares.data --off-cpu --pprof off.pb.gz > /dev/null 2> e.txt || { cat e.txt; fail "preport --off-cpu --pprof exit $?"; }
+go tool pprof -top -unit=ms off.pb.gz > top.txt 2> e.txt || { cat e.txt; fail "go tool pprof cannot read the off-CPU profile"; }
+grep -q '^Type: offcpu-time' top.txt || { head top.txt; fail "the pprof profile's type is not offcpu-time"; }
+got=$(awk '$NF == "sleep_300ms" { v = $4; sub("ms", "", v); printf "%.6f\n", v / 1000 }' top.txt)
+echo "pprof: sleep_300ms: $got s"
+within "${got:-0}" "$(measured sleep_300ms)" 5 || fail "pprof: off-CPU time of sleep_300ms: $got s"
+
 # refusals
 precord -q -e cpu-clock -o plain.data -- "$W/offcpu_shares" > /dev/null 2>&1 || fail "plain recording"
 rc=0; preport -i plain.data --off-cpu > /dev/null 2> e.txt || rc=$?
