@@ -65,7 +65,7 @@ $(B)/src/report/pprof.o: $(PROTO_C:.c=.h)
 $(B)/version: FORCE
 	@mkdir -p $(B)
 	@echo '$(PRECORD_VERSION)' | cmp -s - $@ || echo '$(PRECORD_VERSION)' > $@
-$(B)/src/perf/writer.o $(MAINS:%.c=$(B)/%.o): $(B)/version
+$(B)/src/perf/writer.o $(MAINS:%.c=$(B)/%.o) $(B)/tests/check_perf_writer.o: $(B)/version
 FORCE:
 
 $(B)/libprecord.a: $(LIB_OBJS)

@@ -472,17 +472,18 @@ static int finish(struct record *rec, const struct record_opts *o)
 static int run(const struct record_opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct record *rec;
-	char *why = NULL;
+	struct record *rec = record__new();
 	int r;
 
-	rec = record__new(o, &why);
 	if (!rec) {
-		int e = errno;
-
-		cli__err("%s", why ? why : strerror(e));
-		free(why);
-		return e == ENOENT || e == EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		cli__err("cannot start a recording: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	r = record__setup(rec, o);
+	if (r < 0) {
+		cli__err("%s", record__error(rec));
+		record__free(rec);
+		return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
 	/* SIGINT/SIGTERM end the recording cleanly; no SA_RESTART so waits return EINTR. */
 	sigemptyset(&sa.sa_mask);

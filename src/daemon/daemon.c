@@ -391,7 +391,7 @@ static int start_session(struct daemon *d)
 		.notice = on_notice,
 		.notice_ctx = d,
 	};
-	char *why = NULL, starting[PATH_MAX];
+	char starting[PATH_MAX];
 	uint64_t t0;
 	int err;
 
@@ -412,12 +412,17 @@ static int start_session(struct daemon *d)
 	make_name(d, d->cur_seq, d->cur_path, sizeof(d->cur_path), true);
 	starting_name(d->cur_path, starting, sizeof(starting));
 	ro.output = starting;
-	d->rec = record__new(&ro, &why);
+	d->rec = record__new();
 	if (!d->rec) {
-		err = -errno;
-		seterr(d, "%s", why ? why : strerror(errno));
-		free(why);
-		return err ? err : -EINVAL;
+		seterr(d, "cannot start a recording: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	err = record__setup(d->rec, &ro);
+	if (err) {
+		seterr(d, "%s", record__error(d->rec));
+		record__free(d->rec);
+		d->rec = NULL;
+		return err;
 	}
 	t0 = clock__ms();
 	err = record__start(d->rec);
@@ -732,7 +737,6 @@ static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_r
 	};
 	char line[CTL_MAX_LINE], dir[PATH_MAX], why[256];
 	uint64_t duration = req->duration_ms ? req->duration_ms : d->cfg.control_max_duration_ms;
-	char *msg = NULL;
 	int err;
 
 	if (d->nr_jobs >= d->cfg.control_max_sessions || d->nr_jobs >= MAX_JOBS) {
@@ -785,10 +789,14 @@ static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_r
 	snprintf(j->path, sizeof(j->path), "%.3900s/ctl-%u-%llu.data", dir, (unsigned int)peer->uid,
 		 (unsigned long long)++d->ctl_count);
 	ro.output = j->path;
-	j->rec = record__new(&ro, &msg);
+	j->rec = record__new();
 	if (!j->rec) {
-		snprintf(line, sizeof(line), "ERR %s", msg ? msg : strerror(errno));
-		free(msg);
+		snprintf(line, sizeof(line), "ERR cannot start a recording: %s", strerror(errno));
+		goto refuse;
+	}
+	err = record__setup(j->rec, &ro);
+	if (err) {
+		snprintf(line, sizeof(line), "ERR %s", record__error(j->rec));
 		goto refuse;
 	}
 	err = record__start(j->rec);

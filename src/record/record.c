@@ -80,16 +80,11 @@ static void seterr(struct record *rec, const char *fmt, ...)
 	va_end(ap);
 }
 
-static char *msg(const char *fmt, ...)
+/* The reason for an allocation that failed: what it was for. Returns -ENOMEM. */
+static int oom(struct record *rec, const char *what)
 {
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
+	seterr(rec, "cannot allocate memory for %s", what);
+	return -ENOMEM;
 }
 
 int record__exec_error(const struct record *rec)
@@ -137,7 +132,7 @@ void record__free(struct record *rec)
 	free(rec);
 }
 
-static int choose_cpus(struct record *rec, char **ret_msg)
+static int choose_cpus(struct record *rec)
 {
 	const cpu_set_t *online = topology__online(rec->topo);
 	int n = topology__nr_cpus(rec->topo);
@@ -145,7 +140,7 @@ static int choose_cpus(struct record *rec, char **ret_msg)
 
 	if (rec->o.cpu_list) {
 		if (cpulist__parse(rec->o.cpu_list, &want) < 0) {
-			*ret_msg = msg("invalid CPU list '%s' for -C: expected a list like 0-3,6",
+			seterr(rec, "invalid CPU list '%s' for -C: expected a list like 0-3,6",
 				       rec->o.cpu_list);
 			return -EINVAL;
 		}
@@ -154,12 +149,12 @@ static int choose_cpus(struct record *rec, char **ret_msg)
 	}
 	rec->cpus = calloc(n ? n : 1, sizeof(int));
 	if (!rec->cpus)
-		return -ENOMEM;
+		return oom(rec, "the CPU list");
 	for (int c = 0; c < n && c < CPU_SETSIZE; c++) {
 		if (!CPU_ISSET(c, &want))
 			continue;
 		if (!CPU_ISSET(c, online)) {
-			*ret_msg = msg("CPU %d given with -C is not online (online CPUs: see "
+			seterr(rec, "CPU %d given with -C is not online (online CPUs: see "
 				       "/sys/devices/system/cpu/online)", c);
 			return -EINVAL;
 		}
@@ -167,11 +162,11 @@ static int choose_cpus(struct record *rec, char **ret_msg)
 	}
 	for (int c = n; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &want)) {
-			*ret_msg = msg("CPU %d given with -C does not exist (this machine has %d)", c, n);
+			seterr(rec, "CPU %d given with -C does not exist (this machine has %d)", c, n);
 			return -EINVAL;
 		}
 	if (!rec->nr_cpus) {
-		*ret_msg = msg("no CPU to record on");
+		seterr(rec, "no CPU to record on");
 		return -EINVAL;
 	}
 	return 0;
@@ -193,32 +188,29 @@ static bool filter_refused(const struct evdesc *ev, const char *filter)
 	return ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0 && errno == EINVAL;
 }
 
-struct record *record__new(const struct record_opts *opts, char **ret_msg)
+struct record *record__new(void)
 {
-	struct record *rec;
-	size_t bad = 0;
-	int n, err;
+	struct record *rec = calloc(1, sizeof(*rec));
 
-	*ret_msg = NULL;
-	rec = calloc(1, sizeof(*rec));
 	if (!rec)
 		return NULL;
-	rec->o = *opts;
 	rec->target_status = -1;
+	return rec;
+}
+
+/* The options' defaults, and -F lowered to the kernel's limit as perf does. */
+static void apply_defaults(struct record *rec)
+{
 	if (!rec->o.output)
 		rec->o.output = "perf.data";
 	if (!rec->o.events)
 		rec->o.events = "cycles";
 	if (!rec->o.period) {
-		/* The kernel refuses a frequency above its limit; perf lowers it, so do we. */
-		FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+		_cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
 		unsigned long long max = 0;
 
-		if (f) {
-			if (fscanf(f, "%llu", &max) != 1)
-				max = 0;
-			fclose(f);
-		}
+		if (!f || fscanf(f, "%llu", &max) != 1)
+			max = 0;
 		if (max && rec->o.freq > max) {
 			notice(rec, "-F %llu is above the kernel's limit; lowering it to %llu "
 				    "(raise kernel.perf_event_max_sample_rate to go higher)",
@@ -231,94 +223,98 @@ struct record *record__new(const struct record_opts *opts, char **ret_msg)
 
 		rec->o.mmap_pages = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
 	}
+}
 
-	err = events__init();
+/* Say why events__parse_list refused item bad of the list (n its -errno). */
+static int explain_event_list(struct record *rec, int n, size_t bad)
+{
+	char sugg[3][64], one[160], *s = one, *tok;
+	size_t i = 0, ns;
+
+	/* name the bad item of the list */
+	snprintf(one, sizeof(one), "%s", rec->o.events);
+	while ((tok = strsep(&s, ",")) && i < bad)
+		i++;
+	if (tok)
+		memmove(one, tok, strlen(tok) + 1);
+	if (n == -E2BIG) {
+		seterr(rec, "too many events in '%s' (at most %d)", rec->o.events, MAX_EVENTS);
+	} else if (n == -ENOENT) {
+		ns = event__suggest(one, sugg, 3);
+		seterr(rec, "unknown event '%s'%s%s%s%s%s%s (list them with 'perf list')", one,
+		       ns ? "; did you mean " : "", ns ? sugg[0] : "", ns > 1 ? ", " : "",
+		       ns > 1 ? sugg[1] : "", ns > 2 ? ", " : "", ns > 2 ? sugg[2] : "");
+	} else {
+		seterr(rec, "invalid event '%s': %s", one,
+		       n == -EINVAL ? "bad modifier" : strerror(-n));
+	}
+	return n;
+}
+
+/* -e, --off-cpu's tracepoint and --filter. */
+static int parse_events(struct record *rec)
+{
+	size_t bad = 0;
+	int n, err = events__init();
+
 	if (err) {
-		*ret_msg = msg("cannot initialise libpfm4: %s", strerror(-err));
-		goto fail;
+		seterr(rec, "cannot initialise libpfm4: %s", strerror(-err));
+		return err;
 	}
 	n = events__parse_list(rec->o.events, rec->ev, MAX_EVENTS, &bad);
-	if (n < 0) {
-		char sugg[3][64];
-		char one[160];
-		size_t ns;
-
-		/* name the bad item of the list */
-		snprintf(one, sizeof(one), "%s", rec->o.events);
-		{
-			char *s = one, *tok;
-			size_t i = 0;
-
-			while ((tok = strsep(&s, ",")) && i < bad)
-				i++;
-			if (tok)
-				memmove(one, tok, strlen(tok) + 1);
-		}
-		if (n == -E2BIG) {
-			*ret_msg = msg("too many events in '%s' (at most %d)", rec->o.events, MAX_EVENTS);
-		} else if (n == -ENOENT) {
-			ns = event__suggest(one, sugg, 3);
-			*ret_msg = msg("unknown event '%s'%s%s%s%s%s%s (list them with 'perf list')", one,
-				       ns ? "; did you mean " : "", ns ? sugg[0] : "",
-				       ns > 1 ? ", " : "", ns > 1 ? sugg[1] : "",
-				       ns > 2 ? ", " : "", ns > 2 ? sugg[2] : "");
-		} else {
-			*ret_msg = msg("invalid event '%s': %s", one,
-				       n == -EINVAL ? "bad modifier" : strerror(-n));
-		}
-		errno = -n;
-		goto fail_keep_errno;
-	}
+	if (n < 0)
+		return explain_event_list(rec, n, bad);
 	rec->nr_ev = n;
 	if (rec->o.off_cpu) {
 		/* the blocking stack at every switch-out; the switch records give the switch-ins */
-		if (rec->nr_ev == MAX_EVENTS || event__parse("sched:sched_switch", &rec->ev[rec->nr_ev]) < 0) {
-			*ret_msg = msg("--off-cpu needs the sched:sched_switch tracepoint%s",
-				       rec->nr_ev == MAX_EVENTS ? " and one event less" :
-				       " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)");
-			errno = EINVAL;
-			goto fail_keep_errno;
+		if (rec->nr_ev == MAX_EVENTS ||
+		    event__parse("sched:sched_switch", &rec->ev[rec->nr_ev]) < 0) {
+			seterr(rec, "--off-cpu needs the sched:sched_switch tracepoint%s",
+			       rec->nr_ev == MAX_EVENTS ? " and one event less" :
+			       " (is tracefs available? mount -t tracefs nodev /sys/kernel/tracing)");
+			return -EINVAL;
 		}
 		rec->nr_ev++;
 		rec->o.switch_events = true;
 	}
 	if (rec->o.filter && rec->ev[n - 1].attr.type != PERF_TYPE_TRACEPOINT) {
-		*ret_msg = msg("--filter applies to the last event of -e, which must be a tracepoint "
-			       "(subsystem:event, see 'perf list tracepoint'); '%s' is not one",
-			       rec->ev[n - 1].name);
-		errno = EINVAL;
-		goto fail_keep_errno;
+		seterr(rec, "--filter applies to the last event of -e, which must be a tracepoint "
+			    "(subsystem:event, see 'perf list tracepoint'); '%s' is not one",
+		       rec->ev[n - 1].name);
+		return -EINVAL;
 	}
 	if (rec->o.filter && filter_refused(&rec->ev[n - 1], rec->o.filter)) {
 		char sys[64], tp[64];
 
 		tracefs__split(rec->ev[n - 1].name, sys, tp);
-		*ret_msg = msg("the kernel refuses the filter '%s' of %s (the fields a filter may "
-			       "name are in %s/events/%s/%s/format)", rec->o.filter,
-			       rec->ev[n - 1].name, tracefs__dir(), sys, tp);
-		errno = EINVAL;
-		goto fail_keep_errno;
+		seterr(rec, "the kernel refuses the filter '%s' of %s (the fields a filter may name "
+			    "are in %s/events/%s/%s/format)", rec->o.filter, rec->ev[n - 1].name,
+		       tracefs__dir(), sys, tp);
+		return -EINVAL;
 	}
+	return 0;
+}
 
+int record__setup(struct record *rec, const struct record_opts *opts)
+{
+	int err;
+
+	if (rec->nr_ev || rec->started) {
+		seterr(rec, "the recording session is already set up");
+		return -EBUSY;
+	}
+	rec->o = *opts;
+	apply_defaults(rec);
+	err = parse_events(rec);
+	if (err)
+		return err;
 	rec->topo = topology__read("/sys");
 	if (!rec->topo) {
-		*ret_msg = msg("cannot read the CPU topology under /sys: %s", strerror(errno));
-		goto fail_keep_errno;
+		err = -errno;
+		seterr(rec, "cannot read the CPU topology under /sys: %s", strerror(-err));
+		return err;
 	}
-	err = choose_cpus(rec, ret_msg);
-	if (err) {
-		errno = -err;
-		goto fail_keep_errno;
-	}
-	return rec;
-
-fail:
-	errno = err < 0 ? -err : EINVAL;
-fail_keep_errno:;
-	int saved = errno;
-	record__free(rec);
-	errno = saved;
-	return NULL;
+	return choose_cpus(rec);
 }
 
 /* Lift the soft fd limit to the hard one: one fd per event per CPU per task adds up. */
@@ -485,6 +481,8 @@ static int open_events(struct record *rec, bool command)
 		}
 		break;
 	}
+	if (!f.err) /* the list itself could not be allocated */
+		f.err = errno ? errno : ENOMEM;
 	if (f.at_filter) {
 		seterr(rec, "cannot set the filter '%s' of %s: %s", rec->o.filter,
 		       rec->ev[f.attr].name, strerror(f.err));
@@ -620,79 +618,79 @@ static void on_fill(void *ctx, size_t ring, unsigned int permille)
 	lossless__fill(rec->ll, ring, permille);
 }
 
-int record__start(struct record *rec)
+/* The pauser first: its guardian is a fork of this process, and a command must be in the
+ * pause cgroup before it execs. */
+static int start_lossless(struct record *rec)
 {
-	bool command = rec->o.argv && rec->o.argv[0];
-	/* with -a a command only says how long to record; the events cover every task */
-	bool follow = command && !rec->o.system_wide;
+	struct lossless_opts lo = {
+		.nr_rings = rec->nr_cpus,
+		.high_permille = rec->o.high_permille,
+		.low_permille = rec->o.low_permille,
+		.pids = rec->o.pids,
+		.nr_pids = rec->o.nr_pids,
+		.max_rate = max_ring_rate(rec),
+	};
+	char *why = NULL;
+	double room = (double)rec->o.mmap_pages * (double)sysconf(_SC_PAGESIZE) *
+		      (1000 - rec->o.high_permille) / 1000;
+	int err;
+
+	/* What lies above the high mark must outlast a pause's reaction (0.15-0.3 ms here, more
+	 * on a loaded machine) at the rate samples can come. */
+	if (lo.max_rate > 0 && room / (lo.max_rate / 1.5) < LOSSLESS_MIN_ROOM_NS)
+		notice(rec, "--lossless: above the high mark a ring has room for %.2f ms of samples "
+			    "at this rate, less than a pause may take to act: events may still be lost "
+			    "(use a larger -m, a lower -F or a lower --high-watermark)",
+		       room / (lo.max_rate / 1.5) / 1e6);
+	rec->ll = lossless__new(&lo, &why);
+	if (!rec->ll) {
+		err = -errno;
+		seterr(rec, "--lossless: %s", why ? why : strerror(-err));
+		free(why);
+		return err;
+	}
+	return 0;
+}
+
+/* The command, held before exec (and placed where it can be paused). */
+static int start_command(struct record *rec)
+{
+	int err = target__check_command(rec->o.argv[0]);
+
+	if (err) {
+		rec->exec_err = -err;
+		seterr(rec, "cannot run '%s': %s", rec->o.argv[0],
+		       err == -ENOENT ? "command not found (is it in PATH?)" :
+					"permission denied (not executable)");
+		return err;
+	}
+	if (rec->o.lossless && (err = start_lossless(rec)))
+		return err;
+	rec->tgt = target__fork_held(rec->o.argv);
+	if (!rec->tgt) {
+		err = -errno;
+		seterr(rec, "cannot start '%s': %s", rec->o.argv[0], strerror(-err));
+		return err;
+	}
+	err = lossless__adopt(rec->ll, target__pid(rec->tgt));
+	if (err)
+		seterr(rec, "--lossless: cannot place '%s' where it can be paused: %s",
+		       rec->o.argv[0], strerror(-err));
+	return err;
+}
+
+/* The tasks the events are opened on: the command (inherited by its children), the threads
+ * of -p's processes, or -1 (every task on each CPU). */
+static int choose_tasks(struct record *rec, bool follow)
+{
 	size_t cap = 0;
 	int err;
 
-	raise_nofile();
-	if (command) {
-		err = target__check_command(rec->o.argv[0]);
-		if (err) {
-			rec->exec_err = -err;
-			seterr(rec, "cannot run '%s': %s", rec->o.argv[0],
-			       err == -ENOENT ? "command not found (is it in PATH?)" :
-						"permission denied (not executable)");
-			return err;
-		}
-	}
-	/* The pauser first: its guardian is a fork of this process, and a command must be in
-	 * the pause cgroup before it execs. */
-	if (rec->o.lossless) {
-		struct lossless_opts lo = {
-			.nr_rings = rec->nr_cpus,
-			.high_permille = rec->o.high_permille,
-			.low_permille = rec->o.low_permille,
-			.pids = rec->o.pids,
-			.nr_pids = rec->o.nr_pids,
-			.max_rate = max_ring_rate(rec),
-		};
-		char *why = NULL;
-		double room = (double)rec->o.mmap_pages * (double)sysconf(_SC_PAGESIZE) *
-			      (1000 - rec->o.high_permille) / 1000;
-
-		/* What lies above the high mark must outlast a pause's reaction (0.15-0.3 ms
-		 * here, more on a loaded machine) at the rate samples can come. */
-		if (lo.max_rate > 0 && room / (lo.max_rate / 1.5) < LOSSLESS_MIN_ROOM_NS)
-			notice(rec, "--lossless: above the high mark a ring has room for %.2f ms of samples "
-				    "at this rate, less than a pause may take to act: events may still be lost "
-				    "(use a larger -m, a lower -F or a lower --high-watermark)",
-			       room / (lo.max_rate / 1.5) / 1e6);
-		rec->ll = lossless__new(&lo, &why);
-		if (!rec->ll) {
-			err = -errno;
-			seterr(rec, "--lossless: %s", why ? why : strerror(errno));
-			free(why);
-			return err;
-		}
-	}
-	/* The target */
-	if (command) {
-		rec->tgt = target__fork_held(rec->o.argv);
-		if (!rec->tgt) {
-			err = -errno;
-			seterr(rec, "cannot start '%s': %s", rec->o.argv[0], strerror(errno));
-			return err;
-		}
-		err = lossless__adopt(rec->ll, target__pid(rec->tgt));
-		if (err) {
-			seterr(rec, "--lossless: cannot place '%s' where it can be paused: %s",
-			       rec->o.argv[0], strerror(-err));
-			return err;
-		}
-	}
-	if (follow) {
-		rec->tids = malloc(sizeof(pid_t));
-		if (!rec->tids)
-			return -ENOMEM;
-		rec->tids[0] = target__pid(rec->tgt);
-		rec->nr_tids = 1;
-	} else if (rec->o.nr_pids) {
+	if (!follow && rec->o.nr_pids) {
 		for (size_t i = 0; i < rec->o.nr_pids; i++) {
 			err = list_threads(rec->o.pids[i], &rec->tids, &rec->nr_tids, &cap);
+			if (err == -ENOMEM)
+				return oom(rec, "the list of threads");
 			if (err) {
 				seterr(rec, "no process %d to record (-p): %s", rec->o.pids[i],
 				       err == -ENOENT ? "it does not exist" : strerror(-err));
@@ -702,38 +700,55 @@ int record__start(struct record *rec)
 		rec->tgt = target__attach(rec->o.pids, rec->o.nr_pids);
 		if (!rec->tgt) {
 			err = -errno;
-			seterr(rec, "cannot watch process %d: %s", rec->o.pids[0], strerror(errno));
+			seterr(rec, "cannot watch process %d: %s", rec->o.pids[0], strerror(-err));
 			return err;
 		}
-	} else {
-		rec->tids = malloc(sizeof(pid_t));
-		if (!rec->tids)
-			return -ENOMEM;
-		rec->tids[0] = -1;
-		rec->nr_tids = 1;
+		return 0;
 	}
+	rec->tids = malloc(sizeof(pid_t));
+	if (!rec->tids)
+		return oom(rec, "the list of threads");
+	rec->tids[0] = follow ? target__pid(rec->tgt) : -1;
+	rec->nr_tids = 1;
+	return 0;
+}
 
-	err = open_events(rec, follow);
-	if (err)
+/* The reader pool and its threads, after /proc has been described (synthesis runs on the
+ * same pool). */
+static int start_readers(struct record *rec, bool follow)
+{
+	struct wq_opts wo = { .nr_workers = rec->o.nr_readers ? rec->o.nr_readers : rec->nr_cpus,
+			      .scope = rec->o.affinity, .name = "precord-rd" };
+	struct readers_opts ro = {
+		.evlist = rec->el,
+		.writer = rec->w,
+		.comp_level = rec->o.comp_level,
+		/* lossless: the readers' CPU is taken from the target. Long-distance matching
+		 * costs ~1.2 ms per MiB against ~0.3 without; on the sched_yield storm it made
+		 * the run 8% longer for a file 16% smaller. */
+		.fast_compress = rec->o.lossless,
+		.attr = &rec->attrs[0],
+		/* Not real-time even for --lossless: the watcher (SCHED_FIFO) is what reacts to a
+		 * filling ring, and while the target is paused the readers have its CPUs anyway.
+		 * Real-time readers preempted the target at every wakeup: on the sched_yield storm
+		 * (-F 20000 --switch-events, DWARF, -m 64) that added 40% context switches and
+		 * took the run from 5.5 s to 7.5 s, without a lost event less. */
+		.realtime = false,
+		/* lossless: small slices, so fill levels are seen between short compressions */
+		.max_slice = rec->o.lossless ?
+			     rec->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4 : 0,
+		.hooks = { rec, rec->ll ? on_task : NULL, rec->ll ? on_fill : NULL },
+	};
+	int err;
+
+	if (wo.nr_workers > rec->nr_cpus)
+		wo.nr_workers = rec->nr_cpus;
+	rec->wq = wq__new(&wo);
+	if (!rec->wq) {
+		err = -errno;
+		seterr(rec, "cannot start the reader threads: %s", strerror(-err));
 		return err;
-	err = open_file(rec);
-	if (err)
-		return err;
-
-	{
-		struct wq_opts wo = { .nr_workers = rec->o.nr_readers ? rec->o.nr_readers : rec->nr_cpus,
-				      .scope = rec->o.affinity, .name = "precord-rd" };
-
-		if (wo.nr_workers > rec->nr_cpus)
-			wo.nr_workers = rec->nr_cpus;
-		rec->wq = wq__new(&wo);
-		if (!rec->wq) {
-			err = -errno;
-			seterr(rec, "cannot start the reader threads: %s", strerror(errno));
-			return err;
-		}
 	}
-
 	/* Synthesize before enabling, as perf does: the rings stay empty meanwhile, so a long
 	 * walk of /proc cannot overflow them before the readers run. */
 	err = synthesize(rec, follow);
@@ -741,63 +756,68 @@ int record__start(struct record *rec)
 		seterr(rec, "cannot describe the running processes (from /proc): %s", strerror(-err));
 		return err;
 	}
-
-	{
-		struct readers_opts ro = {
-			.evlist = rec->el,
-			.writer = rec->w,
-			.wq = rec->wq,
-			.nr_readers = wq__nr_workers(rec->wq),
-			.comp_level = rec->o.comp_level,
-			/* lossless: the readers' CPU is taken from the target. Long-distance
-			 * matching costs ~1.2 ms per MiB against ~0.3 without; on the sched_yield
-			 * storm it made the run 8% longer for a file 16% smaller. */
-			.fast_compress = rec->o.lossless,
-			.attr = &rec->attrs[0],
-			/* Not real-time even for --lossless: the watcher (SCHED_FIFO) is what
-			 * reacts to a filling ring, and while the target is paused the readers
-			 * have its CPUs anyway. Real-time readers preempted the target at every
-			 * wakeup: on the sched_yield storm (-F 20000 --switch-events, DWARF,
-			 * -m 64) that added 40% context switches and took the run from 5.5 s
-			 * to 7.5 s, without a lost event less. */
-			.realtime = false,
-			/* lossless: small slices, so fill levels are seen between short compressions */
-			.max_slice = rec->o.lossless ? rec->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4 : 0,
-			.hooks = { rec, rec->ll ? on_task : NULL, rec->ll ? on_fill : NULL },
-		};
-
-		rec->rd = readers__start(&ro);
-		if (!rec->rd) {
-			err = -errno;
-			seterr(rec, "cannot start the reader threads: %s", strerror(errno));
-			return err;
-		}
+	ro.wq = rec->wq;
+	ro.nr_readers = wq__nr_workers(rec->wq);
+	rec->rd = readers__start(&ro);
+	if (!rec->rd) {
+		err = -errno;
+		seterr(rec, "cannot start the reader threads: %s", strerror(-err));
+		return err;
 	}
-	if (rec->ll) {
-		size_t n = evlist__nr_rings(rec->el);
+	return 0;
+}
 
-		rec->rings = calloc(n, sizeof(*rec->rings));
-		if (!rec->rings)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			rec->rings[i] = evlist__ring(rec->el, i);
-		err = lossless__watch(rec->ll, rec->rings, n);
-		if (err) {
-			seterr(rec, "--lossless: cannot start the watcher thread: %s", strerror(-err));
-			return err;
-		}
+/* --lossless: the watcher looks at every ring. */
+static int watch_rings(struct record *rec)
+{
+	size_t n = evlist__nr_rings(rec->el);
+	int err;
+
+	rec->rings = calloc(n, sizeof(*rec->rings));
+	if (!rec->rings)
+		return oom(rec, "the lossless watcher's list of rings");
+	for (size_t i = 0; i < n; i++)
+		rec->rings[i] = evlist__ring(rec->el, i);
+	err = lossless__watch(rec->ll, rec->rings, n);
+	if (err)
+		seterr(rec, "--lossless: cannot start the watcher thread: %s", strerror(-err));
+	return err;
+}
+
+int record__start(struct record *rec)
+{
+	bool command = rec->o.argv && rec->o.argv[0];
+	/* with -a a command only says how long to record; the events cover every task */
+	bool follow = command && !rec->o.system_wide;
+	int err;
+
+	if (!rec->nr_ev || rec->started) {
+		seterr(rec, "the recording session is %s",
+		       rec->started ? "already started" : "not set up (record__setup)");
+		return -EINVAL;
 	}
-	if (!follow) {
-		err = evlist__enable(rec->el);
-		if (err) {
-			seterr(rec, "cannot enable the events: %s", strerror(-err));
-			return err;
-		}
-	}
+	raise_nofile();
+	if (command)
+		err = start_command(rec);
+	else
+		err = rec->o.lossless ? start_lossless(rec) : 0;
+	if (!err)
+		err = choose_tasks(rec, follow);
+	if (!err)
+		err = open_events(rec, follow);
+	if (!err)
+		err = open_file(rec);
+	if (!err)
+		err = start_readers(rec, follow);
+	if (!err && rec->ll)
+		err = watch_rings(rec);
+	if (!err && !follow && (err = evlist__enable(rec->el)))
+		seterr(rec, "cannot enable the events: %s", strerror(-err));
+	if (err)
+		return err;
 	rec->started = true;
 	rec->t0_ns = clock__ns();
 	rec->last_sync_ns = rec->t0_ns;
-
 	if (command) {
 		err = target__release(rec->tgt);
 		if (err) {

@@ -66,12 +66,19 @@ struct record_stats {
 
 struct record;
 
-/* Validate opts and prepare (events parsed, CPUs chosen). Returns NULL with errno set; the
- * reason, naming the thing and the remedy, is in *ret_msg (static or malloc'd: free it). */
-struct record *record__new(const struct record_opts *opts, char **ret_msg);
+/* Errors: every function that fails returns -errno and leaves the reason, naming the thing and
+ * the remedy, in record__error() (see README, "Errors"). */
+
+/* An empty session. Returns NULL with errno ENOMEM (the only failure: nothing to explain). */
+struct record *record__new(void);
+
+/* Validate opts and prepare (events parsed, CPUs chosen); opts' strings and arrays must outlive
+ * the session. Returns 0, -EINVAL / -ENOENT (bad usage: unknown event, bad CPU list...),
+ * -EBUSY (already set up), or another -errno. */
+int record__setup(struct record *rec, const struct record_opts *opts);
 
 /* Open events and the file, synthesize what already runs, start the readers and, for a
- * command, let it exec. Returns 0 or -errno; record__error() says what failed and why.
+ * command, let it exec. Returns 0 or -errno (-EINVAL before record__setup).
  * -ENOENT/-EACCES from exec of the command are returned as such (exit codes 127/126). */
 int record__start(struct record *rec);
 
