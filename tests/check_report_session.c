@@ -250,9 +250,10 @@ END_TEST
 START_TEST(test_filters_and_time)
 {
 	static const int32_t cpus[] = { 1 }, pids[] = { 100 };
+	static const struct time_range times[] = { { 15, 60 } };
 	struct seen sn = { 0 };
 	struct report_session_opts o = { .jobs = 1, .cpus = cpus, .nr_cpus = 1, .pids = pids,
-					 .nr_pids = 1, .time_start = 15, .time_end = 60 };
+					 .nr_pids = 1, .times = times, .nr_times = 1 };
 	struct report_session *s = open_ok(&o, &sn);
 
 	ck_assert_int_eq(report_session__run(s), 0);
@@ -369,6 +370,55 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+START_TEST(test_time_ranges)
+{
+	struct time_range *r = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(time_ranges__parse("1.5,2.000000001", 0, 0, &r, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(r[0].start, 1500000000ULL);
+	ck_assert_uint_eq(r[0].end, 2000000001ULL);
+	ck_assert(time_ranges__contains(r, n, 2000000001ULL));
+	ck_assert(!time_ranges__contains(r, n, 2000000002ULL));
+	free(r);
+	ck_assert_int_eq(time_ranges__parse(",3 10,", 0, 0, &r, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(r[0].start, 0);
+	ck_assert_uint_eq(r[0].end, 3000000000ULL);
+	ck_assert_uint_eq(r[1].start, 10000000000ULL);
+	ck_assert_uint_eq(r[1].end, UINT64_MAX);
+	ck_assert(!time_ranges__contains(r, n, 5000000000ULL));
+	free(r);
+	/* percentages of [1000, 2000]: the second tenth; a range list */
+	ck_assert_int_eq(time_ranges__parse("10%/2", 1000, 2000, &r, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(r[0].start, 1100);
+	ck_assert_uint_eq(r[0].end, 1199);
+	free(r);
+	ck_assert_int_eq(time_ranges__parse("0%-10%,90%-100%", 1000, 2000, &r, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(r[0].start, 1000);
+	ck_assert_uint_eq(r[1].end, 2000);
+	free(r);
+	ck_assert(time_ranges__contains(NULL, 0, 42));
+	/* refused, nothing stored */
+	r = NULL;
+	n = 7;
+	ck_assert_int_eq(time_ranges__parse("10%/2", 0, 0, &r, &n), -ENODATA);
+	ck_assert_int_eq(time_ranges__parse("5,4", 0, 0, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse(",", 0, 0, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse("1,2,3", 0, 0, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse("x,1", 0, 0, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse("", 0, 0, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse("10%/11", 1, 2, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse("20%-10%", 1, 2, &r, &n), -EINVAL);
+	ck_assert_int_eq(time_ranges__parse("101%-102%", 1, 2, &r, &n), -EINVAL);
+	ck_assert_ptr_null(r);
+	ck_assert_uint_eq(n, 7);
+}
+END_TEST
+
 Suite *report_session_suite(void)
 {
 	Suite *s = suite_create("report_session");
@@ -381,6 +431,9 @@ Suite *report_session_suite(void)
 	tcase_add_test(tc, test_sink_stops_and_aggregates);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_open_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("time");
+	tcase_add_test(tc, test_time_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,12 +22,13 @@
 #include "report/report.h"
 #include "report/offcpu.h"
 #include "report/session.h"
+#include "report/timerange.h"
 
 enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
 
 /* What the command line asked for. */
 struct cli {
-	const char *input, *flame, *repair, *pprof;
+	const char *input, *flame, *repair, *pprof, *time;
 	bool stats, folded, force, quiet, header, verbose;
 	bool off_cpu, wall;
 	bool children_set, children;
@@ -35,6 +36,8 @@ struct cli {
 	const char **comms;
 	size_t nr_pids, nr_tids, nr_cpus, nr_comms;
 	struct report_opts ro;
+	struct time_range *times;
+	size_t nr_times;
 	unsigned int jobs;
 	int max_stack;
 };
@@ -104,6 +107,10 @@ static void usage(FILE *f)
 "      --header           print the recording's header information first\n"
 "      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated)\n"
 "      --max-stack N      deepest call chain to unwind (default 127)\n"
+"      --percent-limit P  hide rows (and call-graph branches) under P percent\n"
+"      --time RANGES      only samples in these times, as perf: START,STOP in seconds (either\n"
+"                         may be empty; several separated by spaces), or shares of the\n"
+"                         recording: 10%%/2 (the second tenth), 0%%-10%%,30%%-40%%\n"
 "  -j, --jobs N           unwinding threads (default: online CPUs)\n"
 "      --force            report a damaged file and exit 0\n"
 "      --repair OUT       rewrite the readable part of a damaged file into OUT\n"
@@ -119,7 +126,7 @@ static void usage(FILE *f)
 enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
-	OPT_VERSION, OPT_PPROF, OPT_OFF_CPU, OPT_WALL,
+	OPT_VERSION, OPT_PPROF, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 };
 
 static const struct option longopts[] = {
@@ -141,6 +148,8 @@ static const struct option longopts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "time", required_argument, NULL, OPT_TIME },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "repair", required_argument, NULL, OPT_REPAIR },
@@ -259,6 +268,20 @@ static int parse_opt(struct cli *c, int opt)
 		}
 		c->jobs = (unsigned int)v;
 		break;
+	case OPT_PERCENT_LIMIT: {
+		char *end;
+		double d = strtod(optarg, &end);
+
+		if (end == optarg || (*end && strcmp(end, "%")) || !(d >= 0 && d <= 100)) {
+			err("invalid --percent-limit '%s': expected a percent from 0 to 100", optarg);
+			return EXIT_USAGE;
+		}
+		/* as perf: the limit is also the call graphs' threshold */
+		c->ro.percent_limit = d;
+		c->ro.min_percent = d;
+		break;
+	}
+	case OPT_TIME: c->time = optarg; c->ro.time_str = optarg; break;
 	case OPT_FORCE: c->force = true; break;
 	case OPT_REPAIR: c->repair = optarg; break;
 	case 'q': c->quiet = true; break;
@@ -554,6 +577,28 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 	return ret;
 }
 
+/* --time, parsed once the file's first and last sample times are known. Returns 0 or the
+ * exit status. */
+static int set_times(struct cli *c, struct report_session *s)
+{
+	const struct perf_reader_info *in = perf_reader__info(report_session__reader(s));
+	int e = time_ranges__parse(c->time, in->first_sample_time, in->last_sample_time,
+				   &c->times, &c->nr_times);
+
+	if (e == -ENODATA) {
+		err("cannot use --time '%s' on %s: percentages need the recording's first and last sample times (its SAMPLE_TIME feature), which it lacks; give times in seconds instead",
+		    c->time, c->input);
+		return EXIT_USAGE;
+	}
+	if (e < 0) {
+		err("invalid --time '%s': expected START,STOP in seconds (either may be empty; several ranges separated by spaces) or percentages such as 10%%/2 or 0%%-10%%,30%%-40%%",
+		    c->time);
+		return e == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+	}
+	report_session__set_times(s, c->times, c->nr_times);
+	return 0;
+}
+
 static int check_damage(const struct cli *c, struct perf_reader *r, int ret)
 {
 	const struct perf_reader_damage *d = perf_reader__damage(r);
@@ -590,6 +635,10 @@ int main(int argc, char **argv)
 		report_session__free(s);
 		goto out;
 	}
+	if (c.time && (ret = set_times(&c, s)) > 0) {
+		report_session__free(s);
+		goto out;
+	}
 	if (c.header)
 		print_header(stdout, report_session__reader(s), c.input);
 	ret = c.stats ? do_stats(s) : do_report(&c, s, t0);
@@ -605,5 +654,6 @@ out:
 	free(c.tids);
 	free(c.cpus);
 	free(c.comms);
+	free(c.times);
 	return ret;
 }

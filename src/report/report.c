@@ -1495,6 +1495,14 @@ static int print_graph(struct gctx *g, const struct entry *e)
 	return 0;
 }
 
+/* perf's --percent-limit: the row's Children share with children, else its Self share. */
+static bool under_limit(const struct report *r, const struct entry *e)
+{
+	uint64_t v = r->opts.no_children ? e->self : e->children;
+
+	return r->opts.percent_limit > 0 && pct(v, r->total_period) < r->opts.percent_limit;
+}
+
 int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 {
 	const struct report_opts *o = &r->opts;
@@ -1516,6 +1524,8 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	fprintf(fp, "# Samples: %" PRIu64 "%c", ns, unit);
 	if (event_name)
 		fprintf(fp, " of event '%s'", event_name);
+	if (o->time_str)
+		fprintf(fp, " (time slices: %s)", o->time_str);
 	fprintf(fp, "\n# Event count (approx.): %" PRIu64 "\n#\n", r->total_period);
 
 	compute_widths(&v, &w);
@@ -1526,7 +1536,7 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	g.min_hit = (uint64_t)((double)r->total_period * (o->min_percent / 100.0));
 	for (size_t i = 0; !err && i < v.nr_entries; i++) {
 		const struct entry *e = &v.entries[v.order[i]];
-		if (e->filtered)
+		if (e->filtered || under_limit(r, e))
 			continue;
 		print_row(&v, e, &w, fp);
 		if (graph)

@@ -67,6 +67,9 @@ struct report_opts {
 	/* Folded stacks and the flame graph count periods, in this unit ("ns" for off-CPU and
 	 * wall-clock profiles, whose periods are times), rather than samples. NULL: samples. */
 	const char *period_unit;
+	const char *time_str;     /* --time as given: "(time slices: ...)" in the Samples line */
+	double percent_limit;     /* --percent-limit: rows under this percent (Children with
+				   * children, else Self) are not printed; 0: all */
 
 	/* Filters. pid/tid/comm behave like perf's: a filtered sample still counts in the totals
 	 * (percentages stay absolute) but makes no row. cpu drops the sample entirely. */

@@ -298,8 +298,7 @@ static bool keep_sample(const struct report_session *s, const struct perf_sample
 
 	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, (int32_t)ps->cpu))
 		return false;
-	if ((o->time_start || o->time_end) &&
-	    (ps->time < o->time_start || (o->time_end && ps->time > o->time_end)))
+	if (o->nr_times && !time_ranges__contains(o->times, o->nr_times, ps->time))
 		return false;
 	return true;
 }
@@ -539,6 +538,13 @@ struct report_session *report_session__open(const char *path, const struct repor
 struct perf_reader *report_session__reader(struct report_session *s)
 {
 	return s->r;
+}
+
+void report_session__set_times(struct report_session *s, const struct time_range *times,
+			       size_t nr)
+{
+	s->opts.times = times;
+	s->opts.nr_times = nr;
 }
 
 int report_session__add_sink(struct report_session *s, const struct report_sink *sink)

@@ -12,6 +12,7 @@
 
 #include "perf/reader.h"
 #include "perf/sample.h"
+#include "report/timerange.h"
 #include "unwind/maps.h"
 #include "unwind/unwinder.h"
 
@@ -29,8 +30,10 @@ struct report_session_opts {
 	size_t nr_pids, nr_tids;
 	const char *const *comms;
 	size_t nr_comms;
-	/* Only samples with time in [time_start, time_end] (ns, perf's clock); 0, 0: all. */
-	uint64_t time_start, time_end;
+	/* Only samples with a time in one of these ranges (see timerange.h); nr 0: all. The
+	 * array must outlive the session. */
+	const struct time_range *times;
+	size_t nr_times;
 	/* Passed to the reader (see perf_reader_opts). */
 	size_t ordered_max_bytes;
 };
@@ -91,6 +94,11 @@ struct report_session *report_session__open(const char *path, const struct repor
 
 /* The session's reader (header, attrs, features, damage). Owned by the session. */
 struct perf_reader *report_session__reader(struct report_session *s);
+
+/* Replace opts.times (before run; a percentage needs the file's sample times, known only once
+ * it is open). The array must outlive the session. */
+void report_session__set_times(struct report_session *s, const struct time_range *times,
+			       size_t nr);
 
 /* Add a sink; sinks see each sample in the order they were added. Returns 0 or -ENOMEM. */
 int report_session__add_sink(struct report_session *s, const struct report_sink *sink);
