@@ -61,6 +61,8 @@ static void usage(FILE *f)
 "  -z, --compression-level[=N]  zstd level 1-22 (on by default at 1)\n"
 "      --no-compress          write records uncompressed\n"
 "      --switch-events        record context switches\n"
+"      --all-cgroups          record each sample's cgroup (perf report --sort cgroup,\n"
+"                             preport --sort cgroup or unit)\n"
 "      --off-cpu              also record where threads block: the stack at every\n"
 "                             switch-out (sched:sched_switch) and every switch-in\n"
 "  -a, --all-cpus             record every CPU (system-wide)\n"
@@ -178,7 +180,7 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 
 enum {
 	OPT_CALL_GRAPH = 256, OPT_NO_COMPRESS, OPT_SWITCH, OPT_READERS, OPT_AFFINITY,
-	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION, OPT_FILTER, OPT_OFF_CPU,
+	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION, OPT_FILTER, OPT_OFF_CPU, OPT_ALL_CGROUPS,
 };
 
 static const struct option longopts[] = {
@@ -193,6 +195,7 @@ static const struct option longopts[] = {
 	{ "switch-events", no_argument, NULL, OPT_SWITCH },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "pid", required_argument, NULL, 'p' },
@@ -353,6 +356,7 @@ static int parse_option(int c, const char *arg, struct args *a)
 	case OPT_NO_COMPRESS: o->comp_level = 0; break;
 	case OPT_FILTER: o->filter = arg; break;
 	case OPT_OFF_CPU: o->off_cpu = true; break;
+	case OPT_ALL_CGROUPS: o->all_cgroups = true; break;
 	case OPT_SWITCH: o->switch_events = true; break;
 	case 'a': o->system_wide = true; break;
 	case 'C': o->cpu_list = arg; break;

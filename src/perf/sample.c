@@ -173,7 +173,7 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	}
 	if ((type & PERF_SAMPLE_PHYS_ADDR) && take_u64(&c, &v) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_CGROUP) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_CGROUP) && take_u64(&c, &ret->cgroup) < 0)
 		return -EBADMSG;
 	if ((type & PERF_SAMPLE_DATA_PAGE_SIZE) && take_u64(&c, &v) < 0)
 		return -EBADMSG;

@@ -19,6 +19,7 @@ struct perf_sample {
 	uint16_t cpumode;           /* misc & PERF_RECORD_MISC_CPUMODE_MASK */
 	uint64_t callchain_nr;      /* 0 when absent */
 	const uint64_t *callchain;  /* callchain_nr entries, PERF_CONTEXT_* markers included */
+	uint64_t cgroup;            /* PERF_SAMPLE_CGROUP: the task's cgroup id (0: none) */
 	uint32_t raw_size;          /* PERF_SAMPLE_RAW: tracepoint fields (0: none) */
 	const uint8_t *raw;
 	uint64_t regs_abi;          /* 0: no user registers */

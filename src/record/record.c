@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "lib/cgroupfs.h"
 #include "lib/cleanup.h"
 #include "lib/clock.h"
 #include "perf/compress.h"
@@ -404,6 +405,8 @@ static void setup_attrs(struct record *rec, bool command)
 			a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 		if (a->type == PERF_TYPE_TRACEPOINT)
 			a->sample_type |= PERF_SAMPLE_RAW; /* the fields, decoded by the file's formats */
+		if (rec->o.all_cgroups)
+			a->sample_type |= PERF_SAMPLE_CGROUP; /* the sampled task's cgroup id */
 		if (rec->o.callgraph == CALLGRAPH_FP) {
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		} else if (rec->o.callgraph == CALLGRAPH_DWARF) {
@@ -437,6 +440,7 @@ static void setup_attrs(struct record *rec, bool command)
 			a->comm = a->comm_exec = 1;
 			a->task = 1;
 			a->context_switch = rec->o.switch_events;
+			a->cgroup = rec->o.all_cgroups; /* PERF_RECORD_CGROUP for new cgroups */
 		}
 	}
 }
@@ -582,6 +586,17 @@ static int synth_emit_kernel(void *ctx, const void *buf, size_t len)
 	return synth_emit(ctx, buf, len);
 }
 
+/* --all-cgroups: the cgroups that exist already, by id and path (new ones come from the
+ * kernel as PERF_RECORD_CGROUP). No cgroup2 mount: the samples carry ids only. */
+static int synthesize_cgroups(struct record *rec, const struct synth_opts *so)
+{
+	char root[PATH_MAX];
+
+	if (!rec->o.all_cgroups || cgroupfs__v2_mount(root, sizeof(root)) < 0)
+		return 0;
+	return synthesize__cgroups(so, root, synth_emit, rec, NULL);
+}
+
 static int synthesize(struct record *rec, bool command)
 {
 	size_t nids;
@@ -595,6 +610,8 @@ static int synthesize(struct record *rec, bool command)
 	int err;
 
 	err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
+	if (!err)
+		err = synthesize_cgroups(rec, &so);
 	if (err)
 		return err;
 	if (rec->o.system_wide)
@@ -1111,6 +1128,9 @@ static int synthesize_again(struct record *rec)
 	else
 		err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
 	if (err && err != -EACCES && err != -ENOENT)
+		return err;
+	err = synthesize_cgroups(rec, &so);
+	if (err)
 		return err;
 	if (rec->o.system_wide)
 		return synthesize__all(&so, synth_emit, rec, NULL);

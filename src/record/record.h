@@ -24,6 +24,8 @@ struct record_opts {
 	int comp_level;                /* 0: no compression */
 	bool switch_events;
 	const char *filter;            /* --filter: for the last event, a tracepoint */
+	bool all_cgroups;              /* the cgroup of every sample, and cgroup records (perf's
+					* --all-cgroups) */
 	bool off_cpu;                  /* also sample sched:sched_switch (the stack at each
 					* switch-out) with switch events (the switch-in times) */
 	unsigned int nr_readers;       /* 0: one per CPU recorded */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/cgroupfs.h"
 #include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "perf/abi.h"
@@ -716,6 +717,87 @@ int synthesize__kernel_mmap(const struct synth_opts *opts, synth_output_fn out, 
 	/* The trailer names the idle task, as perf's own synthesized kernel MMAP does. */
 	put_trailer(&r, (char *)h + size - r.trailer, 0, 0);
 	ret = out(ctx, s.buf, s.len);
+	sink_free(&s);
+	return ret < 0 ? ret : 0;
+}
+
+/* One PERF_RECORD_CGROUP per directory of the cgroup2 tree, depth first: a directory that
+ * vanishes meanwhile is skipped. The walk holds an fd per level; depth is bounded by the
+ * kernel's own cgroup nesting limits in practice and by MAX_CGROUP_DEPTH here. */
+#define MAX_CGROUP_DEPTH 64
+
+static int emit_cgroup(struct sink *s, const char *dir, const char *rel)
+{
+	size_t plen = strlen(rel) + 1;
+	size_t size = sizeof(struct perf_event_header) + 8 + ALIGN8(plen) + s->run->trailer;
+	struct perf_event_header *h;
+	uint64_t id;
+
+	if (size > UINT16_MAX || cgroupfs__id(dir, &id) < 0)
+		return 0; /* too deep a path for a record, or gone */
+	h = sink_reserve(s, size);
+	if (!h)
+		return -ENOMEM;
+	h->type = PERF_RECORD_CGROUP;
+	h->misc = 0;
+	h->size = (uint16_t)size;
+	memcpy(h + 1, &id, 8);
+	memcpy((char *)(h + 1) + 8, rel, plen);
+	put_trailer(s->run, (char *)h + size - s->run->trailer, 0, 0);
+	return 0;
+}
+
+static int walk_cgroups(struct sink *s, char *path, size_t root_len, size_t len, int depth)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *de;
+	int e = emit_cgroup(s, path, len == root_len ? "/" : path + root_len);
+
+	if (e < 0 || depth >= MAX_CGROUP_DEPTH || !(d = opendir(path)))
+		return e;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || len + 1 + n >= PATH_MAX)
+			continue;
+		path[len] = '/';
+		memcpy(path + len + 1, de->d_name, n + 1);
+		e = walk_cgroups(s, path, root_len, len + 1 + n, depth + 1);
+		path[len] = 0;
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
+int synthesize__cgroups(const struct synth_opts *opts, const char *root, synth_output_fn out,
+			void *ctx, uint64_t *ret_nr)
+{
+	static const struct synth_opts defaults;
+	_cleanup_free_ char *path = malloc(PATH_MAX);
+	struct sink s = { 0 };
+	struct run r;
+	size_t len;
+	int ret;
+
+	if (!out || !root)
+		return -EINVAL;
+	if (!path)
+		return -ENOMEM;
+	len = strlen(root);
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(path, root, len);
+	path[len] = 0;
+	run_init(&r, opts ? opts : &defaults, out, ctx);
+	s.run = &r;
+	ret = walk_cgroups(&s, path, len, len, 0);
+	if (!ret && s.len)
+		ret = out(ctx, s.buf, s.len);
+	if (!ret && ret_nr)
+		*ret_nr = s.records;
 	sink_free(&s);
 	return ret < 0 ? ret : 0;
 }

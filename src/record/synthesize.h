@@ -67,6 +67,13 @@ int synthesize__pids(const struct synth_opts *opts, const pid_t *pids, size_t nr
 int synthesize__all(const struct synth_opts *opts, synth_output_fn out, void *ctx,
 		    struct synth_stats *ret_stats);
 
+/* A PERF_RECORD_CGROUP (id, path relative to root, "/" for root itself) for every cgroup
+ * under root, the cgroup2 mount point (perf record --all-cgroups's synthesized records), time
+ * 0, from the calling thread. Returns 0 (*ret_nr, if not NULL, the number of records),
+ * -ENOMEM, or what out returned. */
+int synthesize__cgroups(const struct synth_opts *opts, const char *root, synth_output_fn out,
+			void *ctx, uint64_t *ret_nr);
+
 struct synth_bench_opts {
 	unsigned int single_iterations; /* 0: 10000, as perf bench */
 	unsigned int multi_iterations;  /* 0: 10 */
