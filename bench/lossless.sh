@@ -1,9 +1,14 @@
 # Sourced by bench/run.sh when BENCH contains "lossless" (uses P, W, D, STORM_COUNT, THREADS,
-# run_timed and bench/lib.sh). Two tables:
+# run_timed and bench/lib.sh). Three tables:
 #   1. the sched_yield storm with exactly perf's settings, perf record against precord
 #      --lossless: wall time, losses, samples and SWITCH records, precord's paused share;
-#   2. the pause reaction latency per mechanism (precord bench pause).
-LL_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 64"
+#   2. harsh settings (64 KiB stacks, 50 kHz, a fork/exec tree, a CPU hog), perf against precord;
+#   3. the pause reaction latency per mechanism (precord bench pause).
+# The seed's settings (issue 10): -m 64 is no longer accepted with --lossless at these settings
+# (precord derives 2 MiB and refuses less), so both recorders get the ring precord derives.
+LL_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf"
+LL_RING=$($P --lossless $LL_OPTS -o "$D/probe.data" -- true 2>&1 >/dev/null | sed -n 's/.*rings of \([0-9]*\) KiB per CPU.*/\1/p')
+LL_OPTS="$LL_OPTS -m ${LL_RING:-2048}K"
 LOSSLESS_REPS=${LOSSLESS_REPS:-3}
 PAUSE_CYCLES=${PAUSE_CYCLES:-500}
 
@@ -45,6 +50,40 @@ echo "(wall: medians of $LOSSLESS_REPS runs each, perf and precord alternating: 
 echo "$(tr '\n' ' ' < "$D/llr")s; the other columns are the last pair's. Storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
 echo "itself with getrusage in that run, times two for the out and in records of each switch; precord"
 echo "paused the target with the $mech and exited $ll_rc (a failing run's status, 0 if none failed); both files are read back with perf.)"
+echo
+
+echo "## --lossless at harsh settings: perf record with the same settings and the ring precord derives"
+echo
+# Shorter storms here: perf writes gigabytes at these settings.
+HARSH_COUNT=${HARSH_COUNT:-$((STORM_COUNT / 10))}
+# A fork/exec tree: 8 children, every other one exec'ing a shell loop, the others a storm.
+LL_TREE="for i in 1 2 3 4 5 6 7 8; do if [ \$((i % 2)) = 0 ]; then sh -c 'i=0; while [ \$i -lt 20000 ]; do i=\$((i + 1)); done' & else $W/yield_storm $((HARSH_COUNT / 8)) 1 & fi; done; wait"
+printf '| settings | workload | ring/CPU | perf wall s | perf lost | perf MB | precord wall s | precord lost | precord MB | pauses (paused) | precord/perf time |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+for row in "dwarf,65528 -F 20000|storm" "dwarf,65528 -F 50000|storm" "dwarf -F 20000|tree" "dwarf -F 20000|storm+hog"; do
+	opts="-e cpu-clock --switch-events --call-graph ${row%|*}" wl=${row#*|}
+	ring=$($P --lossless $opts -o "$D/probe.data" -- true 2>&1 >/dev/null | sed -n 's/.*rings of \([0-9]*\) KiB per CPU.*/\1/p')
+	hog=
+	case $wl in
+	tree) set -- sh -c "$LL_TREE" ;;
+	*) set -- $W/yield_storm "$HARSH_COUNT" "$THREADS" ;;
+	esac
+	case $wl in *hog) stress-ng --cpu "$NCPU" --quiet & hog=$! ;; esac
+	run_timed perf record $opts -m "${ring:-2048}K" -o "$D/perf-h.data" -- "$@"; thp=$T
+	run_timed $P $opts --lossless -o "$D/precord-h.data" -- "$@"; thr=$T
+	hl=$(grep "lossless via" "$D/run.err")
+	[ -n "$hog" ] && kill "$hog" && wait "$hog" 2>/dev/null
+	lp=$(($(lost_events "$D/perf-h.data") + $(lost_samples "$D/perf-h.data")))
+	lr=$(($(lost_events "$D/precord-h.data") + $(lost_samples "$D/precord-h.data")))
+	printf '| %s | %s | %s KiB | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n' "${row%|*}" "$wl" "${ring:-?}" \
+		"$thp" "$lp" "$(mb "$(size_of "$D/perf-h.data")")" "$thr" "$lr" "$(mb "$(size_of "$D/precord-h.data")")" \
+		"$(echo "$hl" | sed -n 's/.*: \([0-9]*\) pauses,.*/\1/p')" "$(echo "$hl" | sed -n 's/.*(\([0-9.]*%\) of the run).*/\1/p')" \
+		"$(ratio "$thr" "$thp")"
+done
+echo
+echo "(one run each; --switch-events on every row; storm: $THREADS threads x $HARSH_COUNT yields; tree: 8 children,"
+echo "half exec'ing a shell loop; hog: stress-ng --cpu $NCPU at the same nice level during both runs. lost = LOST"
+echo "events + LOST_SAMPLES, read back with perf. The ring is what precord derives for --lossless; perf gets the same.)"
 echo
 
 echo "## --lossless pause reaction: request -> the kernel reports the whole target stopped"

@@ -16,6 +16,7 @@
 struct evlist {
 	size_t nr_attrs, nr_cpus, nr_tids;
 	int *cpus;
+	pid_t *tids;           /* [tid] as given */
 	int *fds;              /* [attr][cpu][tid] */
 	uint64_t *ids;         /* same shape */
 	struct ringbuf **rings; /* [cpu] */
@@ -82,6 +83,7 @@ void evlist__free(struct evlist *el)
 	free(el->fds);
 	free(el->ids);
 	free(el->cpus);
+	free(el->tids);
 	free(el);
 }
 
@@ -102,6 +104,9 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 	el->nr_tids = o->nr_tids;
 	n = o->nr_attrs * o->nr_cpus * o->nr_tids;
 	el->cpus = calloc(o->nr_cpus, sizeof(int));
+	el->tids = malloc(o->nr_tids * sizeof(pid_t));
+	if (el->tids)
+		memcpy(el->tids, o->tids, o->nr_tids * sizeof(pid_t));
 	el->fds = malloc(n * sizeof(int));
 	if (el->fds)
 		for (size_t i = 0; i < n; i++)
@@ -116,7 +121,7 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 		if (el->poll_fds)
 			el->poll_fds[c] = -1;
 	}
-	if (!el->cpus || !el->fds || !el->ids || !el->rings || !el->ring_fds || !el->poll_fds)
+	if (!el->cpus || !el->tids || !el->fds || !el->ids || !el->rings || !el->ring_fds || !el->poll_fds)
 		goto err_errno;
 	memcpy(el->cpus, o->cpus, o->nr_cpus * sizeof(int));
 	el->read_format_lost = o->attrs[0].read_format & PERF_FORMAT_LOST;
@@ -168,6 +173,19 @@ err_errno:;
 	evlist__free(el);
 	errno = saved;
 	return NULL;
+}
+
+size_t evlist__nr_fds(const struct evlist *el)
+{
+	return el->nr_attrs * el->nr_cpus * el->nr_tids;
+}
+
+int evlist__fd(const struct evlist *el, size_t i, pid_t *ret_tid)
+{
+	if (i >= evlist__nr_fds(el))
+		return -1;
+	*ret_tid = el->tids[i % el->nr_tids];
+	return el->fds[i];
 }
 
 size_t evlist__nr_rings(const struct evlist *el)

@@ -43,6 +43,11 @@ struct ringbuf *evlist__ring(const struct evlist *el, size_t i);
 int evlist__ring_fd(const struct evlist *el, size_t i);
 int evlist__ring_cpu(const struct evlist *el, size_t i);
 
+/* Every event fd (nr_attrs x CPUs x tasks), for fcntl on them (the --lossless backstop);
+ * fd i samples task *ret_tid (the tids given to evlist__open). Out of range: -1. */
+size_t evlist__nr_fds(const struct evlist *el);
+int evlist__fd(const struct evlist *el, size_t i, pid_t *ret_tid);
+
 /* Kernel ids of attr a's fds (PERF_EVENT_IOC_ID), for the file's attr section. */
 const uint64_t *evlist__ids(const struct evlist *el, size_t a, size_t *ret_n);
 

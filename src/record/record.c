@@ -36,6 +36,7 @@
 #include "record/tracefs.h"
 #include "lib/workqueue.h"
 #include "record/lossless/lossless.h"
+#include "record/lossless/ringsize.h"
 #include "perf/pause_stats.h"
 
 #define MAX_EVENTS 16
@@ -70,6 +71,7 @@ struct record {
 				* again would cost a good part of a second */
 	size_t kmmap_len;
 	char err[512];
+	struct ringsize_plan plan; /* ring sizes from the settings */
 };
 
 static void seterr(struct record *rec, const char *fmt, ...)
@@ -219,11 +221,6 @@ static void apply_defaults(struct record *rec)
 			rec->o.freq = max;
 		}
 	}
-	if (!rec->o.mmap_pages) {
-		long page = sysconf(_SC_PAGESIZE);
-
-		rec->o.mmap_pages = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
-	}
 }
 
 /* Say why events__parse_list refused item bad of the list (n its -errno). */
@@ -296,6 +293,134 @@ static int parse_events(struct record *rec)
 	return 0;
 }
 
+static uint64_t read_sysctl(const char *path, uint64_t dflt)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	long long v;
+
+	if (!f || fscanf(f, "%lld", &v) != 1)
+		return dflt;
+	return (uint64_t)v;
+}
+
+/* Whether the kernel lets us lock any amount of ring memory: CAP_IPC_LOCK (bit 14 of CapEff)
+ * or perf_event_paranoid -1. */
+static bool unlimited_lock(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	bool cap = false;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7))
+			cap = (strtoull(line + 7, NULL, 16) >> 14) & 1;
+	return cap || (int64_t)read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2) < 0;
+}
+
+static uint64_t rlimit_memlock(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return rl.rlim_cur;
+}
+
+static size_t pages_to_kib(size_t pages)
+{
+	return pages * ((size_t)sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* An explicit -m below the plan's minimum: say why, and the minimum. */
+static int refuse_ring(struct record *rec)
+{
+	const struct ringsize_plan *p = &rec->plan;
+
+	if (rec->o.lossless)
+		seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU): with these settings a "
+			    "ring is written at up to %.0f MB/s in records of up to %llu bytes, and the "
+			    "%u.%u%% above the high mark must absorb %.1f ms of that while the target is "
+			    "being stopped; the minimum is -m %zu (%zu KiB). Leave -m out and precord "
+			    "picks a ring large enough",
+		       rec->o.mmap_pages, pages_to_kib(rec->o.mmap_pages), p->max_rate * 1e3,
+		       (unsigned long long)p->max_record, (1000 - rec->o.high_permille) / 10,
+		       (1000 - rec->o.high_permille) % 10, RINGSIZE_REACTION_NS / 1e6, p->min_pages,
+		       pages_to_kib(p->min_pages));
+	else
+		seterr(rec, "-m %zu (%zu KiB per CPU) cannot hold one sample of these settings (up to "
+			    "%llu bytes): every such sample would be lost; the minimum is -m %zu (%zu KiB)",
+		       rec->o.mmap_pages, pages_to_kib(rec->o.mmap_pages),
+		       (unsigned long long)p->max_record, p->min_pages, pages_to_kib(p->min_pages));
+	return -EINVAL;
+}
+
+/* The per-CPU ring from the settings (ringsize.h): the default, or larger where --lossless
+ * needs it; an explicit -m that is too small for a record (or for --lossless's headroom) is
+ * refused, naming the smallest that works; so is a ring the memory lock limit cannot hold. */
+static int plan_rings(struct record *rec)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), dflt;
+	struct ringsize_events ev = {
+		.nr_events = (unsigned int)rec->nr_ev,
+		.freq = rec->o.period ? 0 : rec->o.freq,
+		.max_freq = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 100000),
+		.identifier = rec->nr_ev > 1,
+		.callchain = rec->o.callgraph != CALLGRAPH_NONE,
+		.max_stack = (unsigned int)read_sysctl("/proc/sys/kernel/perf_event_max_stack", 127),
+		.nr_user_regs = rec->o.callgraph == CALLGRAPH_DWARF ?
+				(unsigned int)__builtin_popcountll(PERF_X86_REGS_USER_MASK) : 0,
+		.stack_user = rec->o.callgraph == CALLGRAPH_DWARF ? rec->o.stack_size : 0,
+		.switch_events = rec->o.switch_events,
+		.page_size = page,
+	};
+	uint64_t limit, total;
+	int r;
+
+	for (size_t i = 0; i < rec->nr_ev; i++)
+		ev.nr_tracepoints += rec->ev[i].attr.type == PERF_TYPE_TRACEPOINT;
+	r = ringsize__plan(&ev, rec->o.lossless, rec->o.high_permille, RINGSIZE_REACTION_NS,
+			   RECORD_MAX_MMAP_PAGES, &rec->plan);
+	if (r == -E2BIG) {
+		seterr(rec, "%sno ring of at most %zu KiB per CPU can hold these settings: %s would need "
+			    "%zu KiB (records up to %llu bytes at up to %.0f MB/s); lower -F or the stack "
+			    "size of --call-graph dwarf,SIZE", rec->o.lossless ? "--lossless: " : "",
+		       pages_to_kib(RECORD_MAX_MMAP_PAGES),
+		       rec->o.lossless ? "the room above the high mark" : "one record",
+		       pages_to_kib(rec->plan.min_pages), (unsigned long long)rec->plan.max_record,
+		       rec->plan.max_rate * 1e3);
+		return -EINVAL;
+	}
+	if (r < 0) {
+		seterr(rec, "cannot size the rings: %s", strerror(-r));
+		return r;
+	}
+	if (rec->o.mmap_pages && rec->o.mmap_pages < rec->plan.min_pages)
+		return refuse_ring(rec);
+	if (!rec->o.mmap_pages) {
+		dflt = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
+		rec->o.mmap_pages = dflt > rec->plan.min_pages ? dflt : rec->plan.min_pages;
+		if (rec->o.lossless)
+			notice(rec, "--lossless: rings of %zu KiB per CPU (records up to %llu bytes at up "
+				    "to %.0f MB/s; above the high mark, room for %.1f ms of that)",
+			       pages_to_kib(rec->o.mmap_pages), (unsigned long long)rec->plan.max_record,
+			       rec->plan.max_rate * 1e3, RINGSIZE_REACTION_NS / 1e6);
+	}
+	limit = unlimited_lock() ? UINT64_MAX :
+		ringsize__lock_limit(false, read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516),
+				     (unsigned int)rec->nr_cpus, rlimit_memlock());
+	total = (uint64_t)rec->nr_cpus * (rec->o.mmap_pages + 1) * page;
+	if (rec->o.lossless && total > limit) {
+		seterr(rec, "--lossless needs %zu KiB of ring per CPU (%llu KiB for %zu CPUs) but this "
+			    "user may lock only %llu KiB: raise kernel.perf_event_mlock_kb (sysctl, per "
+			    "CPU) or the locked-memory limit (ulimit -l, RLIMIT_MEMLOCK), or run with "
+			    "CAP_IPC_LOCK; or lower -F or the stack size",
+		       pages_to_kib(rec->o.mmap_pages), (unsigned long long)(total / 1024),
+		       rec->nr_cpus, (unsigned long long)(limit / 1024));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int record__setup(struct record *rec, const struct record_opts *opts)
 {
 	int err;
@@ -315,7 +440,8 @@ int record__setup(struct record *rec, const struct record_opts *opts)
 		seterr(rec, "cannot read the CPU topology under /sys: %s", strerror(-err));
 		return err;
 	}
-	return choose_cpus(rec);
+	err = choose_cpus(rec);
+	return err ? err : plan_rings(rec);
 }
 
 /* Lift the soft fd limit to the hard one: one fd per event per CPU per task adds up. */
@@ -359,25 +485,26 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *nr, size_t *cap)
 	return 0;
 }
 
-/* --lossless warns below this much room above the high mark, at the largest sample rate. */
-#define LOSSLESS_MIN_ROOM_NS 500000.0
-
-/* The fastest a ring can be written by samples, bytes per ns, for the lossless watcher's
- * look-ahead: each event samples at most freq times a second on a CPU (x1.5: the kernel's
- * frequency steering overshoots at times), each sample at most its fixed fields, a full call
- * chain and the user registers and stack. 0 (unknown) with a fixed period. Side-band records
- * (switches, mmaps) come on top: the watcher also goes by the rates it sees. */
-static double max_ring_rate(const struct record *rec)
+/* --lossless: have the kernel stop each sampled task's process at its next sample while a
+ * pause is on (backstop.h). Without it (an old kernel) the pauser alone acts, with a notice. */
+static int arm_backstop(struct record *rec)
 {
-	double sample = 8 + 6 * 8; /* header; ip, tid, time, cpu, period, identifier */
+	size_t n = evlist__nr_fds(rec->el);
+	_cleanup_free_ int *fds = calloc(n, sizeof(int));
+	_cleanup_free_ pid_t *tids = calloc(n, sizeof(pid_t));
+	int err;
 
-	if (rec->o.period)
-		return 0;
-	if (rec->o.callgraph != CALLGRAPH_NONE)
-		sample += 8 + 8 * (127 + 8); /* perf_event_max_stack frames and context markers */
-	if (rec->o.callgraph == CALLGRAPH_DWARF)
-		sample += 8 + 8 * __builtin_popcountll(PERF_X86_REGS_USER_MASK) + 8 + rec->o.stack_size + 8;
-	return (double)rec->nr_ev * (double)rec->o.freq * sample * 1.5 / 1e9;
+	if (!fds || !tids)
+		return oom(rec, "the lossless backstop's list of events");
+	for (size_t i = 0; i < n; i++)
+		fds[i] = evlist__fd(rec->el, i, &tids[i]);
+	err = lossless__backstop(rec->ll, fds, tids, n);
+	if (err == -ENOMEM)
+		return oom(rec, "the lossless backstop");
+	if (err < 0)
+		notice(rec, "--lossless: the kernel cannot stop the target by itself (%s): pauses rely "
+			    "on the pauser alone", strerror(-err));
+	return 0;
 }
 
 static void setup_attrs(struct record *rec, bool command)
@@ -645,20 +772,11 @@ static int start_lossless(struct record *rec)
 		.low_permille = rec->o.low_permille,
 		.pids = rec->o.pids,
 		.nr_pids = rec->o.nr_pids,
-		.max_rate = max_ring_rate(rec),
+		.max_rate = rec->plan.max_rate,
 	};
 	char *why = NULL;
-	double room = (double)rec->o.mmap_pages * (double)sysconf(_SC_PAGESIZE) *
-		      (1000 - rec->o.high_permille) / 1000;
 	int err;
 
-	/* What lies above the high mark must outlast a pause's reaction (0.15-0.3 ms here, more
-	 * on a loaded machine) at the rate samples can come. */
-	if (lo.max_rate > 0 && room / (lo.max_rate / 1.5) < LOSSLESS_MIN_ROOM_NS)
-		notice(rec, "--lossless: above the high mark a ring has room for %.2f ms of samples "
-			    "at this rate, less than a pause may take to act: events may still be lost "
-			    "(use a larger -m, a lower -F or a lower --high-watermark)",
-		       room / (lo.max_rate / 1.5) / 1e6);
 	rec->ll = lossless__new(&lo, &why);
 	if (!rec->ll) {
 		err = -errno;
@@ -795,6 +913,9 @@ static int watch_rings(struct record *rec)
 		return oom(rec, "the lossless watcher's list of rings");
 	for (size_t i = 0; i < n; i++)
 		rec->rings[i] = evlist__ring(rec->el, i);
+	err = arm_backstop(rec);
+	if (err)
+		return err;
 	err = lossless__watch(rec->ll, rec->rings, n);
 	if (err)
 		seterr(rec, "--lossless: cannot start the watcher thread: %s", strerror(-err));

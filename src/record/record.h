@@ -20,7 +20,10 @@ struct record_opts {
 	enum callgraph_mode callgraph;
 	uint32_t stack_size;           /* DWARF stack copy bytes, multiple of 8, <= 65528 */
 	size_t mmap_pages;             /* data pages per CPU ring, power of two; 0: 2 MiB with
-					* DWARF stacks (a sample is ~8 KiB), else 512 KiB */
+					* DWARF stacks (a sample is ~8 KiB), else 512 KiB, or more
+					* where --lossless needs it (ringsize.h). An explicit size
+					* too small for one record, or for --lossless's headroom,
+					* is refused by record__new (EINVAL, naming the minimum) */
 	int comp_level;                /* 0: no compression */
 	bool switch_events;
 	const char *filter;            /* --filter: for the last event, a tracepoint */
@@ -45,6 +48,9 @@ struct record_opts {
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
 };
+
+/* The largest -m: data pages per CPU ring. */
+#define RECORD_MAX_MMAP_PAGES ((size_t)1 << 20)
 
 #define RECORD_MAX_RING_STATS 256
 

@@ -1,7 +1,8 @@
 # A loss under --lossless is a failure: stop precord itself (watcher and readers) for 0.3 s while
 # its target runs unpaused, so that the rings overflow and the kernel drops events; precord must
 # then exit 124 with a loud message (even with -q), and the file must still be complete: perf
-# reads it, warns of the losses and of nothing else, and counts them.
+# reads it, warns of the losses and of nothing else, and counts them. Then what cannot be
+# honoured at all is refused before the command runs.
 . "$(dirname "$0")/lib.sh"
 
 # Where precord makes its pause cgroup: our own cgroup in the (first) cgroup2 mount, as
@@ -14,7 +15,7 @@ V2=$(v2_dir)
 rec=
 trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
-precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 16 --lossless -o ours.data -- \
+precord -q -e cpu-clock -F 20000 --call-graph dwarf --lossless -o ours.data -- \
 	"$W/spin_threads" 2 > /dev/null 2> rec.err &
 rec=$!
 sleep 0.5
@@ -44,20 +45,26 @@ cat rec.err
 assert_eq "$rc" 124 "precord exit status after losing events under --lossless"
 grep -q "^precord: --lossless failed: [0-9]* events were lost anyway, [0-9]* of them samples" rec.err ||
 	fail "no loud message on stderr"
-# Without -q, precord says at the start when a ring is too small for the rate to be safe; the
-# issue's own settings (-m 64) are not.
-for m in 16 64; do
+# What cannot be honoured is refused before the command runs (exit 2, the minimum named): an
+# explicit ring too small for --lossless's headroom, and, lossless or not, a ring smaller than
+# one sample. The command would create a file; it must not exist afterwards.
+refused() { # WHAT MINIMUM-PAGES OPTIONS...
+	what=$1 min=$2
+	shift 2
 	rc=0
-	precord -e cpu-clock -F 20000 --call-graph dwarf -m $m --lossless -o warn.data -- true 2> warn.err || rc=$?
-	# even this short a run may lose a sample or two at -m 16 (and then fail as it must)
-	[ $rc = 0 ] || [ $m = 16 -a $rc = 124 ] || { cat warn.err; fail "precord --lossless -m $m on true: exit $rc"; }
-	if grep -q "^precord: --lossless: above the high mark a ring has room for 0\.[0-9]* ms of samples" warn.err; then
-		[ $m = 16 ] || { cat warn.err; fail "a warning about -m $m"; }
-	else
-		[ $m = 64 ] || { cat warn.err; fail "no warning that -m $m at 20 kHz with DWARF stacks is too small"; }
-	fi
-done
-
+	precord -e cpu-clock "$@" -o refused.data -- touch ran 2> refused.err || rc=$?
+	[ $rc = 2 ] || { cat refused.err; fail "$what: exit $rc, not 2"; }
+	[ ! -e ran ] || fail "$what: the command ran"
+	grep -q "the minimum is -m $min " refused.err || { cat refused.err; fail "$what: the minimum (-m $min) is not named"; }
+}
+refused "--lossless -m 16 at 20 kHz" 512 -F 20000 --call-graph dwarf -m 16 --lossless
+refused "--lossless -m 64 with 64 KiB stacks" 512 --call-graph dwarf,65528 -m 64 --lossless
+refused "-m 8 with 64 KiB stacks" 32 --call-graph dwarf,65528 -m 8
+# the minimum named is accepted, and a larger high mark needs a larger ring
+precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ok.data -- true ||
+	fail "--lossless -m 512 at 20 kHz (the minimum named) refused: exit $?"
+refused "--lossless -m 512 with a high mark of 80%" 1024 -F 20000 --call-graph dwarf -m 512 \
+	--high-watermark 80 --lossless
 # perf's only complaint is about the losses themselves
 perf report -i ours.data --stdio > rep.txt 2> rep.err || fail "perf report exit $?"
 cat rep.err

@@ -1,6 +1,7 @@
 # --lossless together with the rest of the recorder: several readers or one, each affinity
 # scope, compression on and off, on a small sched_yield storm with perf's settings and a high
-# watermark of 10% (so that each run pauses a few times) and a low one of 5%. Each run:
+# watermark of 2% of the ring precord derives (so that each run pauses a few times) and a low
+# one of 1%. Each run:
 # exit 0, "0 lost", perf report --stats reads it quietly and finds no LOST / LOST_SAMPLES, and
 # the SWITCH records are at least twice the switches the storm counted itself.
 . "$(dirname "$0")/lib.sh"
@@ -9,8 +10,8 @@ threads=$((2 * $(nproc)))
 run() { # NAME OPTIONS...
 	name=$1
 	shift
-	YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 64 --lossless \
-		--high-watermark 10 --low-watermark 5 \
+	YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf --lossless \
+		--high-watermark 2 --low-watermark 1 \
 		"$@" -o "$name.data" -- "$W/yield_storm" 10000 "$threads" 2> "$name.err" ||
 		{ cat "$name.err"; fail "$name: precord exit $?"; }
 	grep -q "^\[ precord: 0 lost \]" "$name.err" || { cat "$name.err"; fail "$name: summary does not say 0 lost"; }

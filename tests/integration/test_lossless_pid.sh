@@ -1,13 +1,13 @@
 # --lossless -p on a running process: paused with SIGSTOP/SIGCONT (we never move a user's running
-# processes between cgroups), pauses forced by a low high watermark (5% of a 512 KiB ring, three
-# DWARF samples, leaving ~3 ms at 20 kHz for a pause to land), nothing lost, and afterwards the
-# process is not left stopped and finishes.
+# processes between cgroups, plus the kernel-side backstop), pauses forced by a low high
+# watermark (2% of the ring precord derives, a few DWARF samples), nothing lost, and afterwards
+# the process is not left stopped and finishes.
 . "$(dirname "$0")/lib.sh"
 
 "$W/spin_threads" 3 > pid.txt &
 bg=$!
 sleep 0.2
-precord -e cpu-clock -F 20000 --call-graph dwarf -m 128 --high-watermark 5 --low-watermark 2 --lossless \
+precord -e cpu-clock -F 20000 --call-graph dwarf --high-watermark 2 --low-watermark 1 --lossless \
 	-o ours.data -p "$bg" > rec.out 2> rec.err &
 rec=$!
 sleep 1.5

@@ -1,5 +1,5 @@
 # --lossless on a small sched_yield storm (2 threads per CPU) with exactly the settings on which
-# perf record loses events: precord exits 0, the file has no LOST / LOST_SAMPLES, perf reads it
+# perf record loses events (ring size left to precord, which derives it): precord exits 0, the file has no LOST / LOST_SAMPLES, perf reads it
 # cleanly, and every sample and switch is there.
 #   switches: the storm counts its own context switches (getrusage, every thread); each switch
 #     is an out and an in record, so SWITCH ~ 2 x switches. Measured on this machine the file
@@ -17,7 +17,7 @@
 
 threads=$((2 * $(nproc)))
 count=${STORM_COUNT:-20000}
-YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 64 --lossless \
+YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf --lossless \
 	-o ours.data -- "$W/yield_storm" "$count" "$threads" 2> rec.err || { cat rec.err; fail "precord --lossless exit $?"; }
 cat rec.err
 grep -q "^\[ precord: 0 lost \]" rec.err || fail "summary does not say 0 lost"

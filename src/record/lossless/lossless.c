@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "record/lossless/backpressure.h"
+#include "record/lossless/backstop.h"
 #include "record/lossless/lookahead.h"
 #include "record/lossless/pauser.h"
 #include "ringbuf/ringbuf.h"
@@ -35,6 +36,7 @@ struct lossless {
 	unsigned int high_permille;
 	double max_rate;
 	struct pauser *p;
+	struct backstop *bs;   /* NULL: none */
 	pthread_mutex_t lock;
 	atomic_bool released;
 	size_t nr_rings;
@@ -49,10 +51,19 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 
 	pthread_mutex_lock(&ll->lock);
 	if (!atomic_load(&ll->released)) {
-		if (a == BACKPRESSURE_PAUSE)
+		if (a == BACKPRESSURE_PAUSE) {
+			/* The backstop first: it stops the target at its next sample, however
+			 * long the freezer's write takes. */
+			if (ll->bs)
+				backstop__arm(ll->bs);
 			r = pauser__pause(ll->p);
-		else if (a == BACKPRESSURE_RESUME)
+		} else if (a == BACKPRESSURE_RESUME) {
+			if (ll->bs)
+				backstop__disarm(ll->bs, false);
 			r = pauser__resume(ll->p);
+			if (ll->bs)
+				backstop__cont(ll->bs);
+		}
 		if (r < 0 && !ll->action_err)
 			ll->action_err = r;
 	}
@@ -164,6 +175,7 @@ void lossless__free(struct lossless *ll)
 		return;
 	lossless__release(ll);
 	stop_watcher(ll);
+	backstop__free(ll->bs);
 	pauser__free(ll->p);
 	backpressure__free(ll->bp);
 	pthread_mutex_destroy(&ll->lock);
@@ -232,6 +244,24 @@ fail:
 	return NULL;
 }
 
+int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n)
+{
+	struct backstop *bs;
+	const char *off = getenv("PRECORD_NO_BACKSTOP");
+
+	if (!ll)
+		return 0;
+	if (ll->bs || (off && *off && strcmp(off, "0")))
+		return 0;
+	bs = backstop__new(fds, tids, n);
+	if (!bs)
+		return -errno;
+	pthread_mutex_lock(&ll->lock);
+	ll->bs = bs;
+	pthread_mutex_unlock(&ll->lock);
+	return 0;
+}
+
 int lossless__adopt(struct lossless *ll, pid_t pid)
 {
 	return ll ? pauser__adopt(ll->p, pid) : 0;
@@ -259,8 +289,13 @@ void lossless__release(struct lossless *ll)
 	if (!ll)
 		return;
 	pthread_mutex_lock(&ll->lock);
-	if (!atomic_exchange(&ll->released, true))
+	if (!atomic_exchange(&ll->released, true)) {
+		if (ll->bs)
+			backstop__disarm(ll->bs, false);
 		pauser__resume(ll->p);
+		if (ll->bs)
+			backstop__cont(ll->bs);
+	}
 	pthread_mutex_unlock(&ll->lock);
 	stop_watcher(ll);
 }
@@ -283,4 +318,5 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->nr_rings = ll->nr_rings;
 	s->action_error = ll->action_err;
 	s->looks = atomic_load(&((struct lossless *)ll)->looks);
+	s->backstop = ll->bs != NULL;
 }

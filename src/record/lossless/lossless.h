@@ -29,6 +29,7 @@ struct lossless_stats {
 	size_t nr_rings;
 	int action_error;       /* first pause/resume failure (-errno), 0 if none */
 	uint64_t looks;         /* the watcher's looks at the rings */
+	bool backstop;          /* the kernel-side backstop is in use */
 };
 
 /* Set up the pauser (and its guardian) for the target: before the command is forked, or
@@ -40,6 +41,12 @@ struct lossless *lossless__new(const struct lossless_opts *opts, char **ret_why)
 int lossless__adopt(struct lossless *ll, pid_t pid);
 
 struct ringbuf;
+
+/* Arm the kernel-side backstop (backstop.h) on the sampling events: fds[i] samples task
+ * tids[i]; each pause from now on also has the kernel SIGSTOP that task's process at its next
+ * sample. Call after the events are opened, before they are enabled. Returns 0 or -errno (then
+ * pauses go by the pauser alone). */
+int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n);
 
 /* Start the watcher thread (real-time priority when permitted) that looks at the rings' fill
  * levels independently of the readers, as often as their margins below the high mark and the

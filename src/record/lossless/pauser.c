@@ -310,8 +310,10 @@ static void anchor_remove(const char *dir)
 }
 
 /* Move every process of dir back to home, then remove dir; retried while new ones appear (a
- * process may fork between our reading cgroup.procs and our moving it). */
-static int cgroup_evacuate(const char *dir, const char *home, int try_ms)
+ * process may fork between our reading cgroup.procs and our moving it). With cont, each is sent
+ * SIGCONT first: the guardian's rescue, for a process the --lossless backstop (backstop.h) had
+ * the kernel stop when the recorder died. */
+static int cgroup_evacuate(const char *dir, const char *home, int try_ms, bool cont)
 {
 	_cleanup_free_ char *procs = path_join(dir, "cgroup.procs");
 	_cleanup_free_ char *dest = path_join(home, "cgroup.procs");
@@ -329,6 +331,8 @@ static int cgroup_evacuate(const char *dir, const char *home, int try_ms)
 		while (fscanf(f, "%d", &pid) == 1) {
 			char s[16];
 
+			if (cont)
+				kill(pid, SIGCONT);
 			snprintf(s, sizeof(s), "%d", pid);
 			write_path(dest, s); /* ESRCH when it just exited: fine */
 		}
@@ -382,7 +386,7 @@ static void guardian_rescue(const struct gspec *g, struct proc *procs, size_t n)
 
 	if (ctl)
 		write_path(ctl, ctl_value(g->mech, false));
-	cgroup_evacuate(g->cg_dir, g->cg_home, GUARDIAN_RMDIR_TRY_MS);
+	cgroup_evacuate(g->cg_dir, g->cg_home, GUARDIAN_RMDIR_TRY_MS, true);
 }
 
 static __attribute__((noreturn)) void guardian_main(const struct gspec *g, int sock)
@@ -1126,7 +1130,7 @@ void pauser__free(struct pauser *p)
 			ctl_write(p->mech, p->ctl_fd, false);
 		/* Survivors go back where the recorder is, which is where they would have been
 		 * without us; if they cannot all be moved, the guardian tries again. */
-		clean = cgroup_evacuate(p->cg_dir, p->cg_home, RMDIR_TRY_MS) == 0;
+		clean = cgroup_evacuate(p->cg_dir, p->cg_home, RMDIR_TRY_MS, false) == 0;
 	}
 	p->paused = false;
 	guardian_stop(p, clean);

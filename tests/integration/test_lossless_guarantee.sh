@@ -1,0 +1,132 @@
+# The --lossless guarantee over its settings (issue 10): every run either loses nothing (exit 0,
+# "0 lost", perf report --stats finds no LOST / LOST_SAMPLES and reads the file quietly) or is
+# refused before the command ran (exit 2, the smallest -m named, the command never started).
+# Factors: DWARF stack 8K/16K/32K/65528; -m left to precord or -m 64; -F 4000/20000/50000;
+# --switch-events on/off; a 4-thread storm, a 16-thread storm, a fork/exec tree (8 children,
+# every other one exec'ing a shell loop) or -p on a running storm; a CPU hog at the same nice
+# level on every CPU (stress-ng) on/off. `make check` runs a pairwise covering of the factors
+# (16 runs: every pair of values meets at least once); LOSSLESS_MATRIX=full runs all 384.
+# -m left out must never be refused.
+. "$(dirname "$0")/lib.sh"
+
+# yields per storm thread: short runs for make check's subset, longer for the full matrix
+if [ "${LOSSLESS_MATRIX:-}" = full ]; then N=${LOSSLESS_STORM_COUNT:-20000}; else N=${LOSSLESS_STORM_COUNT:-2000}; fi
+command -v stress-ng > /dev/null || HOG_MISSING=1
+hog=
+cleanup() {
+	[ -n "$hog" ] && kill "$hog" 2>/dev/null
+	[ -n "${bg:-}" ] && kill -KILL "$bg" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+# the fork/exec tree, its storms COUNT yields each
+tree_cmd() {
+	echo "for i in 1 2 3 4 5 6 7 8; do if [ \$((i % 2)) = 0 ]; then sh -c 'i=0; while [ \$i -lt 2000 ]; do i=\$((i + 1)); done' & else $W/yield_storm $1 1 & fi; done; wait"
+}
+
+# check NAME RC: the run's verdict from its exit status, stderr and file
+check() {
+	name=$1 rc=$2
+	if [ "$rc" = 2 ] && [ "$m" != auto ]; then
+		grep -q "the minimum is -m [0-9]* " "$name.err" || { cat "$name.err"; fail "$name: exit 2 without naming the minimum"; }
+		[ ! -e ran ] || fail "$name: refused, but the command ran"
+		echo "$name: refused ($(sed -n 's/.*the minimum is \(-m [0-9]*\) .*/\1/p' "$name.err"))"
+		return
+	fi
+	[ "$rc" = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }
+	grep -q "^\[ precord: 0 lost \]" "$name.err" || { cat "$name.err"; fail "$name: summary does not say 0 lost"; }
+	perf report -i "$name.data" --stats > "$name.stats" 2> "$name.perr" || fail "$name: perf report --stats exit $?"
+	[ ! -s "$name.perr" ] || { cat "$name.perr"; fail "$name: perf report wrote to stderr"; }
+	! grep -qE "^ *LOST(_SAMPLES)? events" "$name.stats" || { cat "$name.err"; fail "$name: perf report --stats shows losses"; }
+	echo "$name: 0 lost, $(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' "$name.stats") samples;" \
+		"$(grep -o '[0-9]* pauses, [0-9.]* s paused' "$name.err")"
+	rm -f "$name.data"
+}
+
+run() { # STACK WORKLOAD FREQ M SWITCH HOG
+	stack=$1 wl=$2 freq=$3 m=$4 sw=$5 h=$6
+	name="$stack-$wl-F$freq-m$m-sw$sw-hog$h"
+	if [ "$h" = on ] && [ -n "${HOG_MISSING:-}" ]; then
+		echo "$name: skipped (no stress-ng)"
+		return
+	fi
+	set -- -e cpu-clock -F "$freq" --call-graph "dwarf,$stack" --lossless -o "$name.data"
+	# Under the hog each sched_yield hands the CPU to it for a time slice: fewer yields.
+	n=$N
+	[ "$h" = off ] || n=$((N / 10))
+	[ "$m" = auto ] || set -- "$@" -m "$m"
+	[ "$sw" = off ] || set -- "$@" --switch-events
+	rm -f ran
+	t0=$(date +%s%N)
+	[ "$h" = off ] || { stress-ng --cpu "$(nproc)" --quiet & hog=$!; }
+	rc=0
+	case $wl in
+	storm4) precord "$@" -- sh -c ": > ran; exec $W/yield_storm $n 4" 2> "$name.err" || rc=$? ;;
+	storm16) precord "$@" -- sh -c ": > ran; exec $W/yield_storm $((n / 4)) 16" 2> "$name.err" || rc=$? ;;
+	tree) precord "$@" -- sh -c ": > ran; $(tree_cmd $((n / 4)))" 2> "$name.err" || rc=$? ;;
+	pid)
+		# a storm held on a fifo until precord has its events open (the file exists)
+		rm -f go
+		mkfifo go
+		sh -c "read x < go; : > ran; exec $W/yield_storm $n 4" &
+		bg=$!
+		precord "$@" -p "$bg" 2> "$name.err" &
+		rec=$!
+		while kill -0 "$rec" 2>/dev/null && [ ! -s "$name.data" ]; do sleep 0.01; done
+		if kill -0 "$rec" 2>/dev/null; then
+			echo go > go
+			wait "$rec" || rc=$?
+		else
+			wait "$rec" || rc=$?
+			kill "$bg" 2>/dev/null || true
+		fi
+		wait "$bg" || true
+		bg=
+		# refused: nothing was opened, the storm ran alone
+		[ "$rc" != 2 ] || rm -f ran
+		;;
+	esac
+	[ -z "$hog" ] || { kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; hog=; }
+	check "$name" "$rc"
+	echo "    ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+}
+
+if [ "${LOSSLESS_MATRIX:-}" = full ]; then
+	for stack in 8192 16384 32768 65528; do
+		for wl in storm4 storm16 tree pid; do
+			for freq in 4000 20000 50000; do
+				for m in auto 64; do
+					for sw in on off; do
+						for h in off on; do
+							run $stack $wl $freq $m $sw $h
+						done
+					done
+				done
+			done
+		done
+	done
+else
+	# pairwise: each pair of values of any two factors meets in at least one row
+	while read -r stack wl freq m sw h; do
+		run "$stack" "$wl" "$freq" "$m" "$sw" "$h"
+	done <<'ROWS'
+16384 storm4 20000 auto off on
+8192 storm16 50000 64 on off
+32768 tree 4000 auto off off
+65528 pid 4000 64 on on
+32768 storm4 20000 64 on off
+65528 storm16 50000 auto off on
+8192 pid 20000 auto off off
+16384 tree 50000 64 on on
+8192 storm4 4000 64 off on
+32768 pid 50000 auto on on
+16384 storm16 4000 64 on off
+65528 tree 20000 auto on off
+32768 storm16 20000 auto on on
+65528 storm4 50000 auto off off
+16384 pid 50000 64 off on
+8192 tree 4000 auto on on
+ROWS
+fi
+echo ok
