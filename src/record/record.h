@@ -23,7 +23,7 @@ struct record_opts {
 					* DWARF stacks (a sample is ~8 KiB), else 512 KiB, or more
 					* where --lossless needs it (ringsize.h). An explicit size
 					* too small for one record, or for --lossless's headroom,
-					* is refused by record__new (EINVAL, naming the minimum) */
+					* is refused by record__setup (EINVAL, naming the minimum) */
 	int comp_level;                /* 0: no compression */
 	bool switch_events;
 	const char *filter;            /* --filter: for the last event, a tracepoint */

@@ -1,6 +1,6 @@
 # --lossless together with the rest of the recorder: several readers or one, each affinity
 # scope, compression on and off, on a small sched_yield storm with perf's settings and a high
-# watermark of 2% of the ring precord derives (so that each run pauses a few times) and a low
+# watermark of 2% of a 1 MiB ring (so that each run pauses a few times) and a low
 # one of 1%. Each run:
 # exit 0, "0 lost", perf report --stats reads it quietly and finds no LOST / LOST_SAMPLES, and
 # the SWITCH records are at least twice the switches the storm counted itself.
@@ -10,7 +10,7 @@ threads=$((2 * $(nproc)))
 run() { # NAME OPTIONS...
 	name=$1
 	shift
-	YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf --lossless \
+	YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256 --lossless \
 		--high-watermark 2 --low-watermark 1 \
 		"$@" -o "$name.data" -- "$W/yield_storm" 10000 "$threads" 2> "$name.err" ||
 		{ cat "$name.err"; fail "$name: precord exit $?"; }

@@ -1,13 +1,13 @@
 # --lossless -p on a running process: paused with SIGSTOP/SIGCONT (we never move a user's running
 # processes between cgroups, plus the kernel-side backstop), pauses forced by a low high
-# watermark (2% of the ring precord derives, a few DWARF samples), nothing lost, and afterwards
+# watermark (2% of a 1 MiB ring, the smallest precord accepts with that mark: two DWARF samples), nothing lost, and afterwards
 # the process is not left stopped and finishes.
 . "$(dirname "$0")/lib.sh"
 
 "$W/spin_threads" 3 > pid.txt &
 bg=$!
 sleep 0.2
-precord -e cpu-clock -F 20000 --call-graph dwarf --high-watermark 2 --low-watermark 1 --lossless \
+precord -e cpu-clock -F 20000 --call-graph dwarf -m 256 --high-watermark 2 --low-watermark 1 --lossless \
 	-o ours.data -p "$bg" > rec.out 2> rec.err &
 rec=$!
 sleep 1.5

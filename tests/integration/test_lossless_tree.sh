@@ -2,7 +2,7 @@
 # target is paused leaves it to finish normally. The target is a shell running pause_tree (root
 # with two threads, six workers, every other one exec'd; each ticks its own counter in a shared
 # file about once a millisecond) and, 0.3 s later, spin_threads burning both CPUs with 8 KiB
-# stacks at 20 kHz with a high mark of 2% of the ring precord derives (a few samples), so that
+# stacks at 20 kHz with a high mark of 2% of a 1 MiB ring (two samples), so that
 # pauses come by the hundred per second.
 #   1. catch a pause (tests/tools/catch_pause): poll the cgroup's cgroup.freeze; when it says 1,
 #      SIGSTOP precord (watcher and readers alike), and keep it so if it still says 1 once
@@ -35,7 +35,7 @@ truncate -s 4096 shm
 nr_slots() { od -v -A n -t u8 -j 8 -N 8 shm | tr -d ' '; }
 counters() { od -v -A n -t u8 -j 16 -N $((8 * $(nr_slots))) shm | tr -s ' \n' '  ' | sed 's/^ //;s/ $//'; }
 
-precord -q -e cpu-clock -F 20000 --call-graph dwarf --high-watermark 2 --low-watermark 1 --lossless -o ours.data -- \
+precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 256 --high-watermark 2 --low-watermark 1 --lossless -o ours.data -- \
 	sh -c "$W/pause_tree $T/shm 6 & p=\$!; sleep 0.3; $W/spin_threads 6 > /dev/null; s=\$?;
 	       wait \$p; echo \$s \$? > $T/status" 2> rec.err &
 rec=$!
