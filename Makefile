@@ -107,7 +107,14 @@ $(B)/tools/%: tests/tools/%.c $(B)/libprecord.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS)
+# LD_PRELOAD helpers of the integration tests (failmalloc: fail the Nth allocation).
+PRELOADS := $(patsubst tests/preload/%.c,$(B)/preload/%.so,$(sort $(wildcard tests/preload/*.c)))
+
+$(B)/preload/%.so: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -shared -fPIC -o $@ $<
+
+test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS) $(PRELOADS)
 
 # libFuzzer target for the perf.data reader (tests/fuzz/fuzz_reader.c); run it with
 # build/fuzz_reader -max_total_time=120 tests/corpus
