@@ -218,6 +218,165 @@ static int simple(const char *sock, enum ctl_verb verb)
 	return 0;
 }
 
+/* What `precord ctl record` was asked. */
+struct record_args {
+	struct ctl_request req;
+	const char *out;
+	bool quiet;
+};
+
+/* One option of record. Returns -1 to go on, else the exit status (0 after --help). */
+static int record_option(int opt, const char *arg, struct record_args *a)
+{
+	struct ctl_request *req = &a->req;
+	enum callgraph_mode mode;
+	uint64_t freq;
+
+	switch (opt) {
+	case 'p':
+		if (!parse__pid(arg, &req->pid))
+			return -1;
+		fprintf(stderr, "precord ctl record: invalid pid '%s'\n", arg);
+		return 2;
+	case 'C':
+		if (!parse__cgroup_path(arg)) {
+			strcpy(req->cgroup, arg);
+			return -1;
+		}
+		fprintf(stderr, "precord ctl record: invalid cgroup '%s' (a path below /sys/fs/cgroup "
+			"starting with '/', no '.' or '..' components, shorter than %d bytes)\n", arg,
+			PARSE_CGROUP_PATH_SIZE);
+		return 2;
+	case 'd':
+		if (!parse__duration_ms(arg, &req->duration_ms) && req->duration_ms &&
+		    req->duration_ms <= CTL_MAX_DURATION_MS)
+			return -1;
+		fprintf(stderr, "precord ctl record: invalid duration '%s' (like 30, 1.5s, 500ms or "
+			"10m; at most a day)\n", arg);
+		return 2;
+	case 'F':
+		if (!parse__freq(arg, &freq)) {
+			req->frequency = (uint32_t)freq;
+			return -1;
+		}
+		fprintf(stderr, "precord ctl record: invalid frequency '%s' (1 to %d)\n", arg,
+			PARSE_FREQ_MAX);
+		return 2;
+	case 'g':
+		if (!parse__callgraph(arg, &mode, &req->stack_size)) {
+			req->callgraph = (int)mode;
+			return -1;
+		}
+		fprintf(stderr, "precord ctl record: --call-graph takes dwarf[,SIZE] (SIZE from %d to "
+			"%d), fp or none\n", PARSE_STACK_MIN, PARSE_STACK_MAX);
+		return 2;
+	case 'L': req->lossless = true; return -1;
+	case 'o': a->out = arg; return -1;
+	case 'q': a->quiet = true; return -1;
+	case 'h': ctl_usage(stdout); return 0;
+	default: ctl_usage(stderr); return 2;
+	}
+}
+
+/* Fork the command, held until a byte arrives on *ret_go (the write end, returned). Returns
+ * the child's pid, or -1 with errno set. */
+static pid_t fork_held(char **argv, int conn_fd, int *ret_go)
+{
+	int go[2];
+	pid_t child;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -1;
+	child = fork();
+	if (child < 0) {
+		int e = errno;
+
+		close(go[0]);
+		close(go[1]);
+		errno = e;
+		return -1;
+	}
+	if (child == 0) {
+		char b;
+
+		close(go[1]);
+		close(conn_fd);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "precord ctl record: cannot run %s: %m\n", argv[0]);
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	*ret_go = go[1];
+	return child;
+}
+
+/* The daemon's final "OK ..." line with the file: copy it to out. Returns the exit status. */
+static int take_file(struct conn *c, const char *line, const struct record_args *a)
+{
+	char s[32] = "?", l[32] = "?", b[32] = "?", note[64] = "";
+	int n;
+
+	if (strncmp(line, "OK", 2) || c->passed_fd < 0) {
+		fprintf(stderr, "precord ctl record: unexpected answer '%.80s'\n", line);
+		return 1;
+	}
+	n = copy_out(c->passed_fd, a->out);
+	if (n < 0) {
+		fprintf(stderr, "precord ctl record: cannot write %s: %s\n", a->out, strerror(-n));
+		return 1;
+	}
+	if (a->quiet)
+		return 0;
+	field(line, "samples", s, sizeof(s));
+	field(line, "lost", l, sizeof(l));
+	field(line, "bytes", b, sizeof(b));
+	field(line, "note", note, sizeof(note));
+	fprintf(stderr, "precord ctl: wrote %s: %s samples, %s lost, %s bytes%s%s%s\n", a->out, s, l,
+		b, note[0] ? " (" : "", note, note[0] ? ")" : "");
+	return 0;
+}
+
+/* Read the daemon's lines until the final one: STARTED lets a held command go (*go is then
+ * closed), a first ^C asks the daemon to stop early, a second gives up. *started says whether
+ * recording began. Returns the exit status. */
+static int converse(struct conn *c, int *go, bool *started, const struct record_args *a)
+{
+	char line[CTL_MAX_LINE];
+	int n;
+
+	for (;;) {
+		n = read_line(c, line, sizeof(line));
+		if (n == -EINTR) {
+			if (interrupted > 1)
+				return 1;
+			/* first ^C: stop early, still take the file */
+			shutdown(c->fd, SHUT_WR);
+			continue;
+		}
+		if (n <= 0) {
+			fprintf(stderr, "precord ctl record: precordd closed the connection%s\n",
+				*started ? " before the recording was handed over" : "");
+			return 1;
+		}
+		if (strncmp(line, "STARTED", 7))
+			break;
+		*started = true;
+		if (*go >= 0) {
+			if (write(*go, "g", 1) != 1)
+				return 1;
+			close(*go);
+			*go = -1;
+		}
+	}
+	if (!strncmp(line, "ERR ", 4)) {
+		fprintf(stderr, "precord ctl record: %s\n", line + 4);
+		return 1;
+	}
+	return take_file(c, line, a);
+}
+
 static int record(const char *sock, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -232,69 +391,19 @@ static int record(const char *sock, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct ctl_request req = { .verb = CTL_RECORD, .callgraph = -1 };
-	const char *out = "perf.data";
+	struct record_args a = { .req = { .verb = CTL_RECORD, .callgraph = -1 }, .out = "perf.data" };
 	struct conn c = { .passed_fd = -1 };
-	char buf[CTL_MAX_LINE], line[CTL_MAX_LINE];
-	bool quiet = false, started = false;
-	pid_t child = -1;
-	int go[2] = { -1, -1 };
-	int opt, n, rc = 1;
 	struct sigaction sa = { .sa_handler = on_sigint }; /* no SA_RESTART: recv sees EINTR */
+	char buf[CTL_MAX_LINE];
+	bool started = false;
+	pid_t child = -1;
+	int go = -1, opt, n, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+p:d:F:o:qh", lo, NULL)) != -1) {
-		enum callgraph_mode mode;
-		uint64_t freq;
-
-		switch (opt) {
-		case 'p':
-			if (parse__pid(optarg, &req.pid)) {
-				fprintf(stderr, "precord ctl record: invalid pid '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'C':
-			if (parse__cgroup_path(optarg)) {
-				fprintf(stderr, "precord ctl record: invalid cgroup '%s' (a path below "
-					"/sys/fs/cgroup starting with '/', no '.' or '..' components, "
-					"shorter than %d bytes)\n", optarg, PARSE_CGROUP_PATH_SIZE);
-				return 2;
-			}
-			strcpy(req.cgroup, optarg);
-			break;
-		case 'd':
-			if (parse__duration_ms(optarg, &req.duration_ms) || !req.duration_ms ||
-			    req.duration_ms > CTL_MAX_DURATION_MS) {
-				fprintf(stderr, "precord ctl record: invalid duration '%s' (like 30, 1.5s, "
-					"500ms or 10m; at most a day)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'F':
-			if (parse__freq(optarg, &freq)) {
-				fprintf(stderr, "precord ctl record: invalid frequency '%s' (1 to %d)\n",
-					optarg, PARSE_FREQ_MAX);
-				return 2;
-			}
-			req.frequency = (uint32_t)freq;
-			break;
-		case 'g':
-			if (parse__callgraph(optarg, &mode, &req.stack_size)) {
-				fprintf(stderr, "precord ctl record: --call-graph takes dwarf[,SIZE] (SIZE "
-					"from %d to %d), fp or none\n", PARSE_STACK_MIN, PARSE_STACK_MAX);
-				return 2;
-			}
-			req.callgraph = (int)mode;
-			break;
-		case 'L': req.lossless = true; break;
-		case 'o': out = optarg; break;
-		case 'q': quiet = true; break;
-		case 'h': ctl_usage(stdout); return 0;
-		default: ctl_usage(stderr); return 2;
-		}
-	}
-	if ((req.pid != 0) + (req.cgroup[0] != 0) + (optind < argc) != 1) {
+	while ((opt = getopt_long(argc, argv, "+p:d:F:o:qh", lo, NULL)) != -1)
+		if ((rc = record_option(opt, optarg, &a)) >= 0)
+			return rc;
+	if ((a.req.pid != 0) + (a.req.cgroup[0] != 0) + (optind < argc) != 1) {
 		fprintf(stderr, "precord ctl record: give one of -p PID, --cgroup PATH or a command\n");
 		return 2;
 	}
@@ -304,92 +413,24 @@ static int record(const char *sock, int argc, char **argv)
 			sock, strerror(-c.fd));
 		return 1;
 	}
-	if (optind < argc) {
-		/* The command waits for a byte on go[0], sent once recording has begun. */
-		if (pipe2(go, O_CLOEXEC) < 0)
-			goto sys_fail;
-		child = fork();
-		if (child < 0)
-			goto sys_fail;
-		if (child == 0) {
-			char b;
-
-			close(go[1]);
-			close(c.fd);
-			if (read(go[0], &b, 1) != 1)
-				_exit(127);
-			execvp(argv[optind], argv + optind);
-			fprintf(stderr, "precord ctl record: cannot run %s: %m\n", argv[optind]);
-			_exit(errno == ENOENT ? 127 : 126);
-		}
-		close(go[0]);
-		go[0] = -1;
-		req.pid = child;
+	if (optind < argc && (child = a.req.pid = fork_held(argv + optind, c.fd, &go)) < 0) {
+		fprintf(stderr, "precord ctl record: cannot start %s: %m\n", argv[optind]);
+		close(c.fd);
+		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	n = ctl__format_request(&req, buf, sizeof(buf));
-	if (n < 0)
-		goto sys_fail;
-	/* a refusal may close the connection before the request is sent: read it anyway */
-	send(c.fd, buf, (size_t)n, MSG_NOSIGNAL);
-	for (;;) {
-		n = read_line(&c, line, sizeof(line));
-		if (n == -EINTR) {
-			if (interrupted > 1)
-				break;
-			/* first ^C: stop early, still take the file */
-			shutdown(c.fd, SHUT_WR);
-			continue;
-		}
-		if (n <= 0) {
-			fprintf(stderr, "precord ctl record: precordd closed the connection%s\n",
-				started ? " before the recording was handed over" : "");
-			break;
-		}
-		if (!strncmp(line, "STARTED", 7)) {
-			started = true;
-			if (go[1] >= 0) {
-				if (write(go[1], "g", 1) != 1)
-					break;
-				close(go[1]);
-				go[1] = -1;
-			}
-			continue;
-		}
-		if (!strncmp(line, "ERR ", 4)) {
-			fprintf(stderr, "precord ctl record: %s\n", line + 4);
-			break;
-		}
-		if (strncmp(line, "OK", 2) || c.passed_fd < 0) {
-			fprintf(stderr, "precord ctl record: unexpected answer '%.80s'\n", line);
-			break;
-		}
-		n = copy_out(c.passed_fd, out);
-		if (n < 0) {
-			fprintf(stderr, "precord ctl record: cannot write %s: %s\n", out, strerror(-n));
-			break;
-		}
-		if (!quiet) {
-			char s[32] = "?", l[32] = "?", b[32] = "?", note[64] = "";
-
-			field(line, "samples", s, sizeof(s));
-			field(line, "lost", l, sizeof(l));
-			field(line, "bytes", b, sizeof(b));
-			field(line, "note", note, sizeof(note));
-			fprintf(stderr, "precord ctl: wrote %s: %s samples, %s lost, %s bytes%s%s%s\n",
-				out, s, l, b, note[0] ? " (" : "", note, note[0] ? ")" : "");
-		}
-		rc = 0;
-		break;
+	n = ctl__format_request(&a.req, buf, sizeof(buf));
+	if (n < 0) {
+		fprintf(stderr, "precord ctl record: cannot make the request: %s\n", strerror(-n));
+		rc = 1;
+	} else {
+		/* a refusal may close the connection before the request is sent: read it anyway */
+		send(c.fd, buf, (size_t)n, MSG_NOSIGNAL);
+		rc = converse(&c, &go, &started, &a);
 	}
-	goto out;
-sys_fail:
-	fprintf(stderr, "precord ctl record: %m\n");
-	rc = 1;
-out:
-	if (go[1] >= 0)
-		close(go[1]); /* a held command never started: it exits 127 */
+	if (go >= 0)
+		close(go); /* a held command never started: it exits 127 */
 	if (c.passed_fd >= 0)
 		close(c.passed_fd);
 	close(c.fd);
