@@ -98,7 +98,13 @@ int main(int argc, char **argv)
 			free(msg);
 			return EXIT_CONFIG;
 		}
+		err = daemon__check_recording(&cfg, &msg);
 		config__free(&cfg);
+		if (err) {
+			fprintf(stderr, "precordd: %s: %s\n", config, msg ? msg : strerror(-err));
+			free(msg);
+			return EXIT_CONFIG;
+		}
 		printf("%s: valid\n", config);
 		return 0;
 	}

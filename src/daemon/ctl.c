@@ -224,30 +224,6 @@ bool ctl__peer_in_group(const struct ctl_peer *peer, gid_t group)
 	return false;
 }
 
-int ctl__proc_owner(const char *proc_root, pid_t pid, uid_t *ret_uid)
-{
-	char path[PATH_MAX], line[256];
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "%s/%d/status", proc_root ? proc_root : "/proc", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int r, e, s, fs;
-
-		if (strncmp(line, "Uid:", 4))
-			continue;
-		if (sscanf(line + 4, "%u %u %u %u", &r, &e, &s, &fs) != 4)
-			return -EINVAL;
-		if (r != e || r != s || r != fs)
-			return -EPERM;
-		*ret_uid = r;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 int ctl__cgroup_pids(const char *cgroup_root, const char *path, pid_t **ret, size_t *ret_nr)
 {
 	char file[PATH_MAX];
@@ -295,39 +271,13 @@ static const char *group_name(gid_t g, char *buf, size_t size)
 	return buf;
 }
 
-static int owned(const struct ctl_peer *peer, const char *proc_root, pid_t pid, char *why,
-		 size_t n)
-{
-	uid_t owner;
-	int err = ctl__proc_owner(proc_root, pid, &owner);
-
-	if (err == -ESRCH) {
-		snprintf(why, n, "no process %d", (int)pid);
-		return -ESRCH;
-	}
-	if (err == -EPERM) {
-		snprintf(why, n, "process %d runs with several uids (set-uid): only root may "
-			 "record it", (int)pid);
-		return -EPERM;
-	}
-	if (err) {
-		snprintf(why, n, "cannot read the owner of process %d: %s", (int)pid, strerror(-err));
-		return -EPERM;
-	}
-	if (owner != peer->uid) {
-		snprintf(why, n, "process %d belongs to uid %u, not to you (uid %u)", (int)pid,
-			 (unsigned int)owner, (unsigned int)peer->uid);
-		return -EPERM;
-	}
-	return 0;
-}
-
 int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_request *req,
 		   const char *proc_root, const char *cgroup_root, char *why, size_t why_size)
 {
 	char gname[64];
-	int err;
 
+	(void)proc_root;
+	(void)cgroup_root;
 	if (peer->uid == 0)
 		return 0;
 	if (!ctl__peer_in_group(peer, group)) {
@@ -347,30 +297,7 @@ int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_re
 		snprintf(why, why_size, "permission denied: only root may rotate");
 		return -EPERM;
 	case CTL_RECORD:
-		if (req->pid)
-			return owned(peer, proc_root, req->pid, why, why_size);
-		{
-			_cleanup_free_ pid_t *pids = NULL;
-			size_t nr = 0;
-
-			err = ctl__cgroup_pids(cgroup_root, req->cgroup, &pids, &nr);
-			if (err) {
-				snprintf(why, why_size, "cannot read cgroup %s: %s", req->cgroup,
-					 strerror(-err));
-				return err == -ENOENT ? -ESRCH : -EPERM;
-			}
-			if (!nr) {
-				snprintf(why, why_size, "no process in cgroup %s", req->cgroup);
-				return -ESRCH;
-			}
-			for (size_t i = 0; i < nr; i++) {
-				err = owned(peer, proc_root, pids[i], why, why_size);
-				if (err == -ESRCH)
-					continue; /* gone meanwhile */
-				if (err)
-					return err;
-			}
-		}
+		/* which processes: the kernel decides, when the events are opened as the peer */
 		return 0;
 	}
 	snprintf(why, why_size, "unknown request");
@@ -419,10 +346,12 @@ struct ctl_server *ctl_server__new(const struct ctl_server_opts *o)
 	s->fd = -1;
 	if (!s->o.max_clients)
 		s->o.max_clients = 32;
+	if (!s->o.max_per_uid)
+		s->o.max_per_uid = 4;
 	if (s->o.request_timeout_ms <= 0)
 		s->o.request_timeout_ms = 2000;
 	s->path = strdup(o->path);
-	s->clients = calloc(s->o.max_clients, sizeof(*s->clients));
+	s->clients = calloc(2 * (size_t)s->o.max_clients, sizeof(*s->clients));
 	if (!s->path || !s->clients)
 		goto fail;
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -578,12 +507,58 @@ static void refuse(struct ctl_server *s, struct ctl_client *c, const char *why)
 	end_client(s, c, false);
 }
 
+/* Whether one more connection of peer fits: root has max_clients slots of its own; any other
+ * uid at most max_per_uid, all of them together max_clients. Returns NULL or why not. */
+static const char *no_room(const struct ctl_server *s, const struct ctl_peer *peer)
+{
+	size_t mine = 0, others = 0;
+
+	for (size_t i = 0; i < s->nr; i++) {
+		uid_t u = s->clients[i]->peer.uid;
+
+		if ((u == 0) == (peer->uid == 0))
+			others++;
+		if (u == peer->uid)
+			mine++;
+	}
+	if (peer->uid != 0 && mine >= s->o.max_per_uid)
+		return "busy: too many connections of your uid at once, try again later";
+	if (others >= s->o.max_clients)
+		return "busy: too many connections, try again later";
+	return NULL;
+}
+
+/* The supplementary groups the peer holds (SO_PEERGROUPS) and its effective capabilities. */
+static void peer_details(int fd, struct ctl_peer *p)
+{
+	socklen_t len = sizeof(p->groups);
+	char path[64], line[256];
+	FILE *f;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) == 0)
+		p->nr_groups = len / sizeof(gid_t);
+	else
+		p->nr_groups = 0; /* more than CREDS_MAX_GROUPS: it records with none */
+	p->cap_eff = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7)) {
+			p->cap_eff = strtoull(line + 7, NULL, 16);
+			break;
+		}
+	fclose(f);
+}
+
 /* Returns false when there is nothing (more) to accept. */
 static bool accept_one(struct ctl_server *s)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	struct ctl_client *c;
+	const char *refused;
 	char why[256];
 	int fd;
 
@@ -602,21 +577,30 @@ static bool accept_one(struct ctl_server *s)
 	}
 	c->srv = s;
 	c->fd = fd;
-	c->peer = (struct ctl_peer){ cred.pid, cred.uid, cred.gid };
+	c->peer.pid = cred.pid;
+	c->peer.uid = cred.uid;
+	c->peer.gid = cred.gid;
 	c->state = CLIENT_READING;
 	c->deadline_ms = clock__ms() + (uint64_t)s->o.request_timeout_ms;
-	if (s->nr == s->o.max_clients) {
+	/* who it is first: a refused peer never holds a slot */
+	if (ctl__authorize(&c->peer, s->o.group, NULL, NULL, NULL, why, sizeof(why)))
+		refused = why;
+	else
+		refused = no_room(s, &c->peer);
+	if (refused) {
+		char line[CTL_MAX_LINE];
+
 		/* not in the list: answer and forget */
-		send_line(fd, "ERR busy: too many connections, try again later", -1);
+		snprintf(line, sizeof(line), "ERR %s", refused);
+		send_line(fd, line, -1);
 		if (s->o.refused)
-			s->o.refused(s->o.ctx, &c->peer, "too many connections");
+			s->o.refused(s->o.ctx, &c->peer, refused);
 		close(fd);
 		free(c);
 		return true;
 	}
+	peer_details(fd, &c->peer);
 	s->clients[s->nr++] = c;
-	if (ctl__authorize(&c->peer, s->o.group, NULL, NULL, NULL, why, sizeof(why)))
-		refuse(s, c, why);
 	return true;
 }
 

@@ -17,8 +17,10 @@
  *
  * Authorization uses the peer's credentials (SO_PEERCRED): root may do anything; a member of
  * the configured group (primary or supplementary, per the user database) may ask status and
- * record processes whose real, effective, saved and filesystem uids are all its own; everyone
- * else is refused at connect time. */
+ * record; everyone else is refused at connect time. Which processes a member may record is not
+ * decided here: precordd opens the events with the member's credentials and the kernel decides
+ * (see precordd(8), SECURITY). Each uid holds at most max_per_uid connections at once, and
+ * root has slots of its own, so that no user can lock the others (or root) out. */
 #ifndef PRECORD_CTL_H
 #define PRECORD_CTL_H
 
@@ -29,6 +31,7 @@
 #include <sys/types.h>
 
 #include "lib/parse.h"
+#include "lib/creds.h"
 
 #define CTL_MAX_LINE 1024
 #define CTL_MAX_DURATION_MS 86400000ULL /* a day */
@@ -52,6 +55,11 @@ struct ctl_peer {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	/* filled by the server at connect time: the supplementary groups the peer holds
+	 * (SO_PEERGROUPS) and its effective capabilities (CapEff of /proc/PID/status) */
+	gid_t groups[CREDS_MAX_GROUPS];
+	size_t nr_groups;
+	unsigned long long cap_eff;
 };
 
 /* Parse one request (the bytes before '\n', which must not be included). Returns 0, or
@@ -63,10 +71,6 @@ int ctl__format_request(const struct ctl_request *req, char *buf, size_t size);
 
 /* Whether the peer belongs to group: its gid, or the user's groups in the user database. */
 bool ctl__peer_in_group(const struct ctl_peer *peer, gid_t group);
-
-/* The uid owning process pid, read from <proc_root>/PID/status ("/proc" if NULL). Returns 0,
- * -ESRCH (no such process), -EPERM (its uids differ: a set-uid program), -errno. */
-int ctl__proc_owner(const char *proc_root, pid_t pid, uid_t *ret_uid);
 
 /* The processes in <cgroup_root><path>/cgroup.procs ("/sys/fs/cgroup" if NULL), malloc'd.
  * Returns 0, -ENOENT, -EINVAL (a path with ".."), -ENOMEM, -errno. */
@@ -84,7 +88,9 @@ struct ctl_server_opts {
 	const char *path;          /* created (a stale socket is replaced), mode 0666: access is
 				    * decided per peer, so a refused user is told why */
 	gid_t group;               /* (gid_t)-1: root only */
-	unsigned int max_clients;  /* connections at once (0: 32); more are told "busy" */
+	unsigned int max_clients;  /* connections at once (0: 32); more are told "busy"; root
+				    * has as many again of its own */
+	unsigned int max_per_uid;  /* connections of one non-root uid at once (0: 4) */
 	int request_timeout_ms;    /* to send the whole request (0: 2000) */
 	const char *proc_root;     /* NULL: /proc */
 	const char *cgroup_root;   /* NULL: /sys/fs/cgroup */

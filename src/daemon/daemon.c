@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,6 +35,7 @@
 #include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "lib/human.h"
+#include "lib/creds.h"
 #include "daemon/config.h"
 #include "daemon/ctl.h"
 #include "record/record.h"
@@ -43,6 +45,8 @@
 #define STATUS_EVERY_MS 5000
 #define MAX_JOBS 64
 #define CTL_DIR ".control"
+/* a longer rotation counts as this long in the headroom (see headroom()) */
+#define MAX_ROT_MS 2000
 
 struct dfile {
 	uint32_t seq;
@@ -57,6 +61,7 @@ struct job {
 	struct ctl_client *client;
 	int fd;            /* the finished file, read-only, already unlinked */
 	int pidfd;         /* the pid target, to notice a pid reused after the check; -1 */
+	struct creds *creds; /* the client's, which the recording runs with; NULL for root */
 	uint64_t deadline_ms;
 	pid_t *pids;
 	size_t nr_pids;
@@ -375,32 +380,68 @@ static int resolve_pids(struct daemon *d, const struct daemon_config *c, pid_t *
 	return 0;
 }
 
-static int start_session(struct daemon *d)
+/* How the continuous session of configuration c records (no output, no targets yet). */
+static void session_opts(const struct daemon_config *c, void *notice_ctx, struct record_opts *ro)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t nr_pids = 0;
-	struct record_opts ro = {
-		.events = d->cfg.event,
-		.freq = d->cfg.frequency,
-		.callgraph = d->cfg.callgraph,
-		.stack_size = d->cfg.stack_size,
-		.mmap_pages = d->cfg.buffer_size / (uint64_t)page,
-		.comp_level = d->cfg.compression,
+
+	*ro = (struct record_opts){
+		.events = c->event,
+		.freq = c->frequency,
+		.callgraph = c->callgraph,
+		.stack_size = c->stack_size,
+		.mmap_pages = c->buffer_size / (uint64_t)page,
+		.comp_level = c->compression,
 		.affinity = TOPO_SCOPE_CPU,
 		.keep_old = false,
-		.notice = on_notice,
-		.notice_ctx = d,
+		.notice = notice_ctx ? on_notice : NULL,
+		.notice_ctx = notice_ctx,
 	};
+	if (c->all) {
+		ro->system_wide = true;
+		ro->cpu_list = c->cpus;
+	}
+}
+
+int daemon__check_recording(const struct daemon_config *c, char **ret_msg)
+{
+	struct record_opts ro;
+	struct record *rec;
+	pid_t self = getpid();
+	int err;
+
+	*ret_msg = NULL;
+	session_opts(c, NULL, &ro);
+	if (!c->all) {
+		/* the targets are looked up when recording starts; the rest is checked here */
+		ro.pids = &self;
+		ro.nr_pids = 1;
+	}
+	ro.output = "/nonexistent/precordd-check.data"; /* never created: nothing starts */
+	rec = record__new();
+	if (!rec) {
+		*ret_msg = strdup(strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = record__setup(rec, &ro);
+	if (err)
+		*ret_msg = strdup(record__error(rec));
+	record__free(rec);
+	return err;
+}
+
+static int start_session(struct daemon *d)
+{
+	size_t nr_pids = 0;
+	struct record_opts ro;
 	char starting[PATH_MAX];
 	uint64_t t0;
 	int err;
 
+	session_opts(&d->cfg, d, &ro);
 	free(d->rec_pids);
 	d->rec_pids = NULL;
-	if (d->cfg.all) {
-		ro.system_wide = true;
-		ro.cpu_list = d->cfg.cpus;
-	} else {
+	if (!d->cfg.all) {
 		err = resolve_pids(d, &d->cfg, &d->rec_pids, &nr_pids);
 		if (err)
 			return err;
@@ -469,15 +510,20 @@ static void stop_session(struct daemon *d)
 	enforce(d, 0);
 }
 
+/* What the open file may still grow by before the next tick or rotation. Capped at
+ * rotate_size: one slow rotation (a stalled disk, a hostile mapped file) must not make the
+ * budget delete history it will never need. */
 static uint64_t headroom(const struct daemon *d)
 {
+	uint64_t rot_ms = d->rot_ms < MAX_ROT_MS ? d->rot_ms : MAX_ROT_MS;
 	/* what a rotation adds: seen last time, or the rate times how long the last one took */
-	uint64_t rot = d->max_growth * (d->rot_ms + TICK_MS) / TICK_MS;
+	uint64_t rot = d->max_growth * (rot_ms + TICK_MS) / TICK_MS, h;
 
 	if (rot < d->rot_growth)
 		rot = d->rot_growth;
 	/* twice that: a loaded machine makes the next rotation slower */
-	return 2 * d->max_growth + 2 * rot + 8192;
+	h = 2 * d->max_growth + 2 * rot + 8192;
+	return h < d->cfg.rotate_size ? h : d->cfg.rotate_size;
 }
 
 /* Returns the name of the file that was closed, or NULL. */
@@ -672,6 +718,7 @@ static void job_free(struct job *j)
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	free(j->pids);
+	free(j->creds);
 	if (j->path[0])
 		unlink(j->path);
 }
@@ -714,6 +761,47 @@ static bool pidfd_alive(int pidfd)
 
 	/* a pidfd becomes readable when its process has exited */
 	return poll(&p, 1, 0) == 0;
+}
+
+/* A job of a client other than root runs with the client's credentials: its uid, gid and
+ * supplementary groups, and CAP_PERFMON only where perf needs it. The kernel then applies its
+ * own rules (ptrace access to each thread, perf_event_paranoid) when the events are opened and
+ * /proc/PID/maps and the mapped files are read. The kernel is left out unless the client could
+ * record it itself. Returns 0 or -ENOMEM. */
+static int job_creds(struct job *j, const struct ctl_peer *peer, struct record_opts *ro)
+{
+	long paranoid = creds__paranoid();
+	bool kernel;
+
+	if (peer->uid == 0)
+		return 0;
+	j->creds = calloc(1, sizeof(*j->creds));
+	if (!j->creds)
+		return -ENOMEM;
+	j->creds->uid = peer->uid;
+	j->creds->gid = peer->gid;
+	memcpy(j->creds->groups, peer->groups, peer->nr_groups * sizeof(gid_t));
+	j->creds->nr_groups = peer->nr_groups;
+	kernel = creds__may_record_kernel(peer->uid, peer->cap_eff, paranoid);
+	j->creds->perfmon = creds__need_perfmon(paranoid) || (kernel && paranoid > 1);
+	ro->creds = j->creds;
+	ro->user_only = !kernel;
+	return 0;
+}
+
+/* The fds one job may hold: its share of the daemon's limit, so that one client's many
+ * threads cannot starve the others. */
+static size_t job_max_fds(const struct daemon *d)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		n = rl.rlim_max > rl.rlim_cur ? rl.rlim_max : rl.rlim_cur;
+	if (n == RLIM_INFINITY || n > (1 << 20))
+		n = 1 << 20;
+	n = n > 1024 ? (n - 512) / (2 * (d->cfg.control_max_sessions + 1)) : 64;
+	return n < 64 ? 64 : (size_t)n;
 }
 
 static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_request *req)
@@ -780,6 +868,9 @@ static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_r
 	}
 	ro.pids = j->pids;
 	ro.nr_pids = j->nr_pids;
+	ro.max_fds = job_max_fds(d);
+	if (job_creds(j, peer, &ro) < 0)
+		goto oom;
 	snprintf(dir, sizeof(dir), "%s/" CTL_DIR, d->cfg.output_dir);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		snprintf(line, sizeof(line), "ERR cannot create %.900s: %s", dir,
@@ -801,7 +892,10 @@ static void start_job(struct daemon *d, struct ctl_client *c, const struct ctl_r
 	}
 	err = record__start(j->rec);
 	if (err) {
-		snprintf(line, sizeof(line), "ERR %s", record__error(j->rec));
+		snprintf(line, sizeof(line), "ERR %s%s", j->creds && (err == -EACCES || err == -EPERM) ?
+			 "the kernel refused (a user may record only processes it could ptrace: "
+			 "its own, not set-uid or set-gid ones, nor ones that changed user): " : "",
+			 record__error(j->rec));
 		goto refuse;
 	}
 	if (j->pidfd >= 0 && !pidfd_alive(j->pidfd)) {
@@ -1030,53 +1124,91 @@ fail:
 	return NULL;
 }
 
+static void reload_failed(struct daemon *d, const char *what, const char *why)
+{
+	logf_(d, LOG_ERR, "reload failed, keeping the running configuration: %s%s", what, why);
+	snprintf(d->state_msg, sizeof(d->state_msg), "reload failed");
+	sdnotify__ready("reload failed: the configuration has errors (see the log)");
+}
+
+/* Stop the running session and start the one of d->cfg. When that fails and old (the previous
+ * configuration, which recorded) may be taken back, recording goes on as before. Returns true
+ * when the new session runs. */
+static bool restart_session(struct daemon *d, struct daemon_config *old, bool may_revert)
+{
+	bool was_recording = d->rec != NULL;
+	struct daemon_config tmp;
+
+	stop_session(d);
+	if (!d->cfg.continuous)
+		return false;
+	if (start_session(d) == 0)
+		return true;
+	logf_(d, LOG_ERR, "cannot record with the new configuration: %s", d->err);
+	snprintf(d->state_msg, sizeof(d->state_msg), "idle: cannot record");
+	if (!was_recording || !may_revert)
+		return false;
+	/* the old session's configuration comes back, so recording goes on */
+	tmp = d->cfg;
+	d->cfg = *old;
+	*old = tmp;
+	if (start_session(d) == 0) {
+		logf_(d, LOG_NOTICE, "recording goes on with the previous configuration");
+		snprintf(d->state_msg, sizeof(d->state_msg), "reload failed: cannot record");
+	} else {
+		logf_(d, LOG_ERR, "cannot record with the previous configuration either: %s",
+		      d->err);
+	}
+	return false;
+}
+
+/* SIGHUP. The running session is kept until the new configuration is known to be valid, its
+ * recording set up (daemon__check_recording) and, failing to start, it is taken back. */
 static void reload(struct daemon *d)
 {
-	struct daemon_config nc;
+	struct daemon_config nc, old;
 	char *msg = NULL;
-	bool restart, new_socket;
+	bool restart, new_socket, new_dir;
 	int err;
 
 	sdnotify__reloading();
 	logf_(d, LOG_INFO, "reloading %s", d->config_path);
 	err = config__load(d->config_path, &nc, &msg);
+	if (!err && nc.continuous && !config__same_recording(&d->cfg, &nc)) {
+		err = daemon__check_recording(&nc, &msg);
+		if (err)
+			config__free(&nc);
+	}
 	if (err) {
-		logf_(d, LOG_ERR, "reload failed, keeping the running configuration: %s",
-		      msg ? msg : strerror(-err));
-		snprintf(d->state_msg, sizeof(d->state_msg), "reload failed");
+		reload_failed(d, "", msg ? msg : strerror(-err));
 		free(msg);
-		sdnotify__ready("reload failed: the configuration has errors (see the log)");
 		return;
 	}
 	restart = !config__same_recording(&d->cfg, &nc) || !d->rec;
 	new_socket = (d->cfg.socket_path == NULL) != (nc.socket_path == NULL) ||
 		     (nc.socket_path && strcmp(nc.socket_path, d->cfg.socket_path));
-	if (restart)
-		stop_session(d);
+	new_dir = strcmp(nc.output_dir, d->cfg.output_dir) != 0;
 	if (new_socket) {
 		ctl_server__free(d->ctl);
 		d->ctl = NULL;
 	}
-	{
-		bool new_dir = strcmp(nc.output_dir, d->cfg.output_dir) != 0;
-
-		config__free(&d->cfg);
-		d->cfg = nc;
-		if (new_dir && prepare_dir(d) < 0) {
-			logf_(d, LOG_ERR, "%s", d->err);
-			snprintf(d->state_msg, sizeof(d->state_msg), "idle: %.200s", d->err);
-			restart = false;
-			d->cfg.continuous = false;
-		}
+	if (new_dir)
+		stop_session(d);
+	old = d->cfg;
+	d->cfg = nc;
+	if (new_dir && prepare_dir(d) < 0) {
+		logf_(d, LOG_ERR, "%s", d->err);
+		snprintf(d->state_msg, sizeof(d->state_msg), "idle: %.200s", d->err);
+		restart = false;
+		d->cfg.continuous = false;
 	}
 	if (d->ctl)
 		ctl_server__set_group(d->ctl, d->cfg.socket_gid);
 	else if (new_socket && open_ctl(d) < 0)
 		logf_(d, LOG_ERR, "%s", d->err);
-	if (restart && d->cfg.continuous && start_session(d) < 0) {
-		logf_(d, LOG_ERR, "cannot record: %s", d->err);
-		snprintf(d->state_msg, sizeof(d->state_msg), "idle: cannot record");
-	}
+	if (restart)
+		restart_session(d, &old, !new_dir && !new_socket);
+	config__free(&old);
 	enforce(d, d->rec ? d->cur_bytes + headroom(d) : 0);
 	{
 		char line[512];

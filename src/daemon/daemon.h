@@ -26,6 +26,13 @@ struct daemon *daemon__new(const struct daemon_opts *opts, char **ret_msg);
  * loop failed; daemon__error() says why. */
 int daemon__run(struct daemon *d);
 
+struct daemon_config;
+
+/* Whether the continuous session of c could be set up (its events exist, its rate and CPUs are
+ * accepted); nothing is opened or created. Returns 0, or -errno with the reason in *ret_msg
+ * (malloc'd). For --check, and for a reload before the running session is stopped. */
+int daemon__check_recording(const struct daemon_config *c, char **ret_msg);
+
 /* The reason of the last failure, "" if none. */
 const char *daemon__error(const struct daemon *d);
 

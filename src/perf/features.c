@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -253,11 +254,22 @@ int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX])
 	Elf_Scn *scn = NULL;
 	int ret = -ENOENT;
 
+	struct stat st;
+
 	pthread_once(&once, elf_init);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The path comes from a profiled process, which may have replaced it with a FIFO, a
+	 * device or a symlink: never wait in open, and read regular files only. Not mapped:
+	 * a file truncated while we read it would raise SIGBUS. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	if (st.st_size > FEAT_BUILD_ID_FILE_MAX)
+		return -EFBIG;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF) {
@@ -268,7 +280,8 @@ int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX])
 		GElf_Shdr shdr;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    shdr.sh_size > FEAT_BUILD_ID_NOTES_MAX)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)

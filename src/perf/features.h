@@ -47,8 +47,15 @@ uint64_t feat__total_mem_kb(void);
  * 4-byte alignment, as /sys/kernel/notes holds. Returns the id length (1..20), -ENOENT when
  * there is none, -EINVAL when the notes are malformed or the id is longer than 20 bytes. */
 int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUILD_ID_MAX]);
+/* Files larger than this, and note sections larger than that, are not looked into. */
+#define FEAT_BUILD_ID_FILE_MAX (4LL << 30)
+#define FEAT_BUILD_ID_NOTES_MAX (64 << 10)
+
 /* The build id of an ELF file, read with libelf from its SHT_NOTE sections (where perf looks).
- * Returns the id length, -ENOENT (no note), -ENOEXEC (not ELF) or -errno of opening it. */
+ * The path may be hostile: it is opened without blocking or following a last symlink, and only
+ * a regular file is read. Returns the id length, -ENOENT (no note), -ENOEXEC (not ELF, or not a
+ * regular file), -EFBIG (over FEAT_BUILD_ID_FILE_MAX), -ELOOP (a symlink) or -errno of opening
+ * it. */
 int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX]);
 /* The running kernel's build id, from /sys/kernel/notes. Same returns. */
 int feat__build_id_kernel(uint8_t id[FEAT_BUILD_ID_MAX]);

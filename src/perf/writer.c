@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/clock.h"
+#include "lib/creds.h"
 #include "perf/compress.h"
 #include "perf/features.h"
 #include "perf/abi.h"
@@ -80,6 +82,7 @@ struct perf_writer {
 	void *private_data;
 	size_t private_len;
 
+	const struct creds *creds; /* to read mapped files with; NULL: ours */
 	pthread_mutex_t dso_lock;
 	struct pw_dso *dsos[DSO_BUCKETS];
 };
@@ -377,11 +380,26 @@ static void put_build_id(struct fbuf *b, const char *name, uint16_t cpumode, con
 	fbuf__put_zero(b, name_len - strlen(name) - 1);
 }
 
-/* BUILD_ID entries for every registered DSO whose id reads correctly. Returns how many. */
-static size_t build_ids(struct perf_writer *w, struct fbuf *b)
+/* The build-id pass reads files that profiled processes mapped, named by paths those
+ * processes control: each read is bounded (feat__build_id_file), and so is the whole pass. */
+#define BUILD_ID_PASS_MS 2000
+
+struct build_ids_run {
+	struct perf_writer *w;
+	struct fbuf *b;
+	size_t n;
+};
+
+/* BUILD_ID entries for every registered DSO whose id reads correctly, until the pass's time
+ * is spent. Counts them in x->n. */
+static int build_ids_fn(void *p)
 {
+	struct build_ids_run *x = p;
+	struct perf_writer *w = x->w;
+	struct fbuf *b = x->b;
 	uint8_t id[FEAT_BUILD_ID_MAX];
 	bool kernel_done = false;
+	uint64_t end = clock__ms() + BUILD_ID_PASS_MS;
 	size_t n = 0;
 
 	pthread_mutex_lock(&w->dso_lock);
@@ -402,7 +420,7 @@ static size_t build_ids(struct perf_writer *w, struct fbuf *b)
 				continue;
 			}
 			/* Only real files: "[vdso]", "//anon", "[heap]" have no file to check. */
-			if (d->path[0] != '/')
+			if (d->path[0] != '/' || clock__ms() > end)
 				continue;
 			len = feat__build_id_file(d->path, id);
 			if (len > 0) {
@@ -412,7 +430,18 @@ static size_t build_ids(struct perf_writer *w, struct fbuf *b)
 		}
 	}
 	pthread_mutex_unlock(&w->dso_lock);
-	return n;
+	x->n = n;
+	return 0;
+}
+
+/* The same, with the writer's credentials. Returns how many entries were written. */
+static size_t build_ids(struct perf_writer *w, struct fbuf *b)
+{
+	struct build_ids_run x = { w, b, 0 };
+
+	if (creds__run(w->creds, build_ids_fn, &x) < 0)
+		return 0;
+	return x.n;
 }
 
 struct feat_list {
@@ -656,6 +685,7 @@ void perf_writer__free(struct perf_writer *w)
 	}
 	free(w->slot_done);
 	free(w->tracing_data);
+	free(w->private_data);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->dso_lock);
 	free(w);
@@ -797,6 +827,7 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
 	r = copy_opts(w, opts);
 	if (r < 0)
 		goto err;
+	w->creds = opts->creds;
 	if (opts->keep_old) {
 		r = move_old(path);
 		if (r < 0)

@@ -13,6 +13,7 @@
 
 /* The VERSION feature reads "precord " PRECORD_VERSION. */
 struct perf_writer;
+struct creds;
 
 struct perf_writer_event {
 	const char *name;                   /* "cpu-clock"; goes into EVENT_DESC */
@@ -33,6 +34,9 @@ struct perf_writer_opts {
 	bool keep_old;       /* rename an existing file to FILE.old (perf's behaviour) */
 	const void *tracing_data; /* TRACING_DATA feature payload (tracepoint formats), copied; */
 	size_t tracing_len;       /* 0: none */
+	/* Mapped files are read for their build ids with these credentials (creds__run); the
+	 * caller keeps them while the writer lives. NULL: the caller's. */
+	const struct creds *creds;
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf) and write the header and attrs. Returns NULL with

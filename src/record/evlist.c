@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/creds.h"
 #include "ringbuf/ringbuf.h"
 
 struct evlist {
@@ -87,10 +88,42 @@ void evlist__free(struct evlist *el)
 	free(el);
 }
 
+struct open_ctx {
+	struct evlist *el;
+	const struct evlist_opts *o;
+	struct evlist_failure *ret_fail;
+};
+
+/* Every perf_event_open, with the opts' credentials (see creds__run). Returns 0 or -errno. */
+static int open_fds(void *p)
+{
+	struct open_ctx *x = p;
+	const struct evlist_opts *o = x->o;
+
+	for (size_t c = 0; c < o->nr_cpus; c++) {
+		for (size_t a = 0; a < o->nr_attrs; a++) {
+			for (size_t t = 0; t < o->nr_tids; t++) {
+				int fd = perf_event_open(&o->attrs[a], o->tids[t], o->cpus[c]);
+
+				if (fd < 0) {
+					if (x->ret_fail)
+						*x->ret_fail = (struct evlist_failure){
+							a, o->cpus[c], o->tids[t], errno, 0, 0 };
+					return -errno;
+				}
+				x->el->fds[idx(x->el, a, c, t)] = fd;
+			}
+		}
+	}
+	return 0;
+}
+
 struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *ret_fail)
 {
+	struct open_ctx ctx;
 	struct evlist *el;
 	size_t n;
+	int err;
 
 	if (!o->nr_attrs || !o->nr_cpus || !o->nr_tids) {
 		errno = EINVAL;
@@ -126,18 +159,17 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 	memcpy(el->cpus, o->cpus, o->nr_cpus * sizeof(int));
 	el->read_format_lost = o->attrs[0].read_format & PERF_FORMAT_LOST;
 
+	ctx = (struct open_ctx){ el, o, ret_fail };
+	err = creds__run(o->creds, open_fds, &ctx);
+	if (err) {
+		errno = -err;
+		goto err_errno;
+	}
 	for (size_t c = 0; c < o->nr_cpus; c++) {
 		for (size_t a = 0; a < o->nr_attrs; a++) {
 			for (size_t t = 0; t < o->nr_tids; t++) {
-				int fd = perf_event_open(&o->attrs[a], o->tids[t], o->cpus[c]);
+				int fd = el->fds[idx(el, a, c, t)];
 
-				if (fd < 0) {
-					if (ret_fail)
-						*ret_fail = (struct evlist_failure){ a, o->cpus[c], o->tids[t],
-										     errno, 0, 0 };
-					goto err_errno;
-				}
-				el->fds[idx(el, a, c, t)] = fd;
 				if (o->filters && o->filters[a] &&
 				    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, o->filters[a]) < 0) {
 					if (ret_fail)

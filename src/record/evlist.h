@@ -11,6 +11,7 @@
 
 struct evlist;
 struct ringbuf;
+struct creds;
 
 struct evlist_opts {
 	const struct perf_event_attr *attrs; /* fully set up by the caller */
@@ -21,6 +22,10 @@ struct evlist_opts {
 	size_t nr_tids;
 	size_t mmap_pages;                   /* data pages per ring, a power of two */
 	const char *const *filters;          /* per attr: tracepoint filter or NULL; may be NULL */
+	/* perf_event_open runs with these credentials (the kernel then decides, with its own
+	 * ptrace and perf_event_paranoid rules, what they may record); rings are mapped and
+	 * set up by the caller's thread. NULL: the caller's. */
+	const struct creds *creds;
 };
 
 /* Where an open failed, for the caller's message. */

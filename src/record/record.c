@@ -32,6 +32,7 @@
 #include "record/readers.h"
 #include "ringbuf/ringbuf.h"
 #include "record/synthesize.h"
+#include "lib/creds.h"
 #include "record/target.h"
 #include "record/tracefs.h"
 #include "lib/workqueue.h"
@@ -544,6 +545,10 @@ static void setup_attrs(struct record *rec, bool command)
 			a->sample_regs_user = PERF_X86_REGS_USER_MASK;
 			a->sample_stack_user = rec->o.stack_size;
 		}
+		if (rec->o.user_only) {
+			a->exclude_kernel = a->exclude_hv = 1;
+			a->exclude_callchain_kernel = 1;
+		}
 		a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 		a->disabled = 1;
 		a->inherit = !rec->o.system_wide;
@@ -590,7 +595,8 @@ static int open_events(struct record *rec, bool command)
 		if (rec->o.filter)
 			filters[n_user_events(rec) - 1] = rec->o.filter;
 		eo = (struct evlist_opts){ rec->attrs, rec->nr_ev, rec->cpus, rec->nr_cpus,
-					   rec->tids, rec->nr_tids, rec->o.mmap_pages, filters };
+					   rec->tids, rec->nr_tids, rec->o.mmap_pages, filters,
+					   rec->o.creds };
 		rec->el = evlist__open(&eo, &f);
 		if (rec->el)
 			return 0;
@@ -677,6 +683,7 @@ static int open_file(struct record *rec)
 	wo.keep_old = rec->o.keep_old;
 	wo.tracing_data = rec->tracing_data;
 	wo.tracing_len = rec->tracing_len;
+	wo.creds = rec->o.creds;
 	rec->w = perf_writer__open(rec->o.output, &wo);
 	if (!rec->w) {
 		int e = errno;
@@ -724,6 +731,31 @@ static int synthesize_cgroups(struct record *rec, const struct synth_opts *so)
 	return synthesize__cgroups(so, root, synth_emit, rec, NULL);
 }
 
+struct synth_run {
+	struct record *rec;
+	const struct synth_opts *so;
+	const pid_t *pids;
+	size_t nr;
+};
+
+static int synth_pids_fn(void *p)
+{
+	struct synth_run *x = p;
+
+	return synthesize__pids(x->so, x->pids, x->nr, synth_emit, x->rec, NULL);
+}
+
+/* The processes' /proc files are read with the recording's credentials, if any (on one
+ * thread then: the workqueue's workers keep the caller's). */
+static int synth_pids(struct record *rec, struct synth_opts *so, const pid_t *pids, size_t nr)
+{
+	struct synth_run x = { rec, so, pids, nr };
+
+	if (rec->o.creds)
+		so->wq = NULL;
+	return creds__run(rec->o.creds, synth_pids_fn, &x);
+}
+
 static int synthesize(struct record *rec, bool command)
 {
 	size_t nids;
@@ -736,7 +768,7 @@ static int synthesize(struct record *rec, bool command)
 	};
 	int err;
 
-	err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
+	err = rec->o.user_only ? 0 : synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
 	if (!err)
 		err = synthesize_cgroups(rec, &so);
 	if (err)
@@ -744,7 +776,7 @@ static int synthesize(struct record *rec, bool command)
 	if (rec->o.system_wide)
 		return synthesize__all(&so, synth_emit, rec, NULL);
 	if (!command)
-		return synthesize__pids(&so, rec->o.pids, rec->o.nr_pids, synth_emit, rec, NULL);
+		return synth_pids(rec, &so, rec->o.pids, rec->o.nr_pids);
 	return 0;
 }
 
@@ -922,6 +954,17 @@ static int watch_rings(struct record *rec)
 	return err;
 }
 
+/* One fd per (event, CPU, thread): refuse before opening any when that exceeds max_fds. */
+static int check_fds(struct record *rec)
+{
+	if (!rec->o.max_fds || rec->nr_tids <= rec->o.max_fds / rec->nr_cpus / rec->nr_ev)
+		return 0;
+	seterr(rec, "recording %zu threads on %zu CPUs needs %zu file descriptors, more than the "
+		    "limit of %zu (record fewer threads, or raise the limit)", rec->nr_tids,
+	       rec->nr_cpus, rec->nr_tids * rec->nr_cpus * rec->nr_ev, rec->o.max_fds);
+	return -EMFILE;
+}
+
 int record__start(struct record *rec)
 {
 	bool command = rec->o.argv && rec->o.argv[0];
@@ -941,6 +984,8 @@ int record__start(struct record *rec)
 		err = rec->o.lossless ? start_lossless(rec) : 0;
 	if (!err)
 		err = choose_tasks(rec, follow);
+	if (!err)
+		err = check_fds(rec);
 	if (!err)
 		err = open_events(rec, follow);
 	if (!err)
@@ -1244,7 +1289,9 @@ static int synthesize_again(struct record *rec)
 	_cleanup_free_ pid_t *pids = NULL;
 	int err;
 
-	if (rec->kmmap)
+	if (rec->o.user_only)
+		err = 0;
+	else if (rec->kmmap)
 		err = synth_emit(rec, rec->kmmap, rec->kmmap_len);
 	else
 		err = synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
@@ -1265,7 +1312,7 @@ static int synthesize_again(struct record *rec)
 		if (err)
 			return err;
 	}
-	return nr ? synthesize__pids(&so, pids, nr, synth_emit, rec, NULL) : 0;
+	return nr ? synth_pids(rec, &so, pids, nr) : 0;
 }
 
 int record__rotate(struct record *rec, const char *new_path)

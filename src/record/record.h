@@ -12,6 +12,8 @@
 #include "lib/parse.h"
 #include "lib/topology.h"
 
+struct creds;
+
 struct record_opts {
 	const char *output;            /* default "perf.data" */
 	const char *events;            /* comma-separated; default "cycles" */
@@ -44,6 +46,13 @@ struct record_opts {
 	unsigned int high_permille;    /* lossless watermarks */
 	unsigned int low_permille;
 	bool keep_old;                 /* rename an existing output to .old (default true) */
+	/* Another user's recording (precordd): events are opened, /proc/PID files and mapped
+	 * files read with these credentials, so the kernel decides what may be recorded
+	 * (creds__run). NULL: the caller's own. */
+	const struct creds *creds;
+	bool user_only;                /* exclude_kernel, no kernel callchain, no kernel map */
+	size_t max_fds;                /* refuse (-EMFILE) a recording needing more event fds
+					* (events x CPUs x threads); 0: no limit */
 	/* One-line notices (event fallback, ...), called from the caller's thread. May be NULL. */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;

@@ -1,0 +1,159 @@
+# precordd attacked by local users it creates (a member of socket_group, a second member, a
+# non-member), issue 11. Leaks: a set-gid program, a root process that became the member
+# without exec, a root worker thread, the kernel, and 200 attempts at the exec race into a
+# set-uid-root program; each holds a secret only privilege can read on its stack, and the raw
+# recordings (compression off) must not contain it. Availability: a FIFO behind a mapped path
+# at rotation, a member's many idle connections, a member's many threads, and a reload with an
+# event that does not exist.
+. "$(dirname "$0")/daemon_lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root to create test users"
+command -v useradd > /dev/null && command -v setpriv > /dev/null || skip "needs useradd and setpriv"
+[ -x "$W/secret_holder" ] && [ -x "$W/map_then_fifo" ] || skip "workloads not built"
+G=pratg$$ G2=prasg$$ M=pratm$$ M2=pratp$$ N=pratn$$
+groupadd "$G" && groupadd "$G2" || skip "groupadd failed"
+PIDS=
+EXTRA_CLEANUP='for p in $PIDS; do kill -KILL $p 2>/dev/null; done; for u in $M $M2 $N; do userdel -f $u 2>/dev/null; done; groupdel $G 2>/dev/null; groupdel $G2 2>/dev/null'
+useradd -M -N -s /bin/sh -G "$G" "$M" || fail "useradd $M"
+useradd -M -N -s /bin/sh -G "$G" "$M2" || fail "useradd $M2"
+useradd -M -N -s /bin/sh "$N" || fail "useradd $N"
+MUID=$(id -u "$M")
+as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"; }
+# bg_as USER CMD...: in the background, so that $! is CMD's own pid
+bg_as() { u=$1; shift; exec setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"; }
+chmod 755 "$T"
+mkdir m n && chown "$M" m && chown "$N" n
+
+SECRET="precord-secret-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+echo "$SECRET" > secret.root && chmod 600 secret.root
+echo "$SECRET" > secret.grp && chgrp "$G2" secret.grp && chmod 640 secret.grp
+cp "$W/secret_holder" suid && chmod 4755 suid
+cp "$W/secret_holder" sgid && chgrp "$G2" sgid && chmod 2755 sgid
+# leaks FILE: whether the secret is anywhere in FILE's raw bytes
+leaks() { [ -e "$1" ] && grep -qa -- "$SECRET" "$1"; }
+
+conf d.conf frequency=49 "socket_group=$G" compression=0 rotate_size=4M max_total_size=16M \
+	control_max_duration=5s control_max_sessions=4
+start_listener
+start_daemon d.conf
+wait_ready
+S="$T/ctl.sock"
+
+# ready FILE: the pid a secret_holder printed ("ready PID")
+ready() {
+	n=100
+	while [ $n -gt 0 ]; do
+		p=$(awk '$1 == "ready" { print $2 }' "$1" 2>/dev/null)
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.05; n=$((n - 1))
+	done
+	fail "no 'ready' in $1"
+}
+
+# 1. A set-gid program of the member's: root may record its secret (the test can see a leak),
+# the member may not.
+bg_as "$M" ./sgid spin "$T/secret.grp" 20000 &
+sg=$!; PIDS="$PIDS $sg"
+n=250
+while [ $n -gt 0 ] && ! grep -q "^Gid:.*$(getent group "$G2" | cut -d: -f3)" /proc/$sg/status 2>/dev/null; do sleep 0.02; n=$((n - 1)); done
+[ $n -gt 0 ] || fail "the set-gid program did not start"
+"$PRECORD" ctl -s "$S" record -p "$sg" -d 1 -o root-sg.data -q || fail "root recording the set-gid program"
+leaks root-sg.data || fail "root's recording of the set-gid program holds no secret: the test cannot see a leak"
+rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$sg" -d 1 -o sg.data -q) 2> sg.err || rc=$?
+! leaks m/sg.data || fail "the member recorded the set-gid program's secret"
+assert_eq "$rc" 1 "member recording a set-gid program"
+grep -q "the kernel refused" sg.err || { cat sg.err; fail "set-gid refusal message"; }
+kill "$sg"
+
+# 2. A root process that became the member without exec (not dumpable).
+"$W/secret_holder" drop "$MUID" "$T/secret.root" 20 > drop.out &
+dr=$!; PIDS="$PIDS $dr"
+pid=$(ready drop.out)
+rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -d 1 -o drop.data -q) 2> drop.err || rc=$?
+! leaks m/drop.data || fail "the member recorded a root process that dropped to its uid"
+assert_eq "$rc" 1 "member recording a process that dropped to its uid"
+kill "$dr"
+
+# 3. A root worker thread in a process whose main thread is the member's.
+"$W/secret_holder" thread "$MUID" "$T/secret.root" 20 > thr.out &
+th=$!; PIDS="$PIDS $th"
+pid=$(ready thr.out)
+rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -d 1 -o thr.data -q) 2> thr.err || rc=$?
+! leaks m/thr.data || fail "the member recorded a root thread"
+assert_eq "$rc" 1 "member recording a process with a root thread"
+kill "$th"
+
+# 4. The kernel: at perf_event_paranoid >= 2 a member records no kernel sample nor map.
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	(cd m && as "$M" "$PRECORD" ctl -s "$S" record -o dd.data -q -- dd if=/dev/zero of=/dev/null bs=1 count=400000 2>/dev/null) ||
+		fail "member recording its own dd"
+	cp m/dd.data dd.data        # perf reads only its user's files (or root's)
+	perf script -i dd.data -F ip 2> /dev/null > dd.ips || true
+	[ -s dd.ips ] || fail "no samples in the member's dd recording"
+	! grep -qiE '^ *ffff' dd.ips || { grep -ciE '^ *ffff' dd.ips; fail "kernel addresses in a member's recording"; }
+	! perf script -i dd.data --show-mmap-events 2>/dev/null | grep -q 'kernel.kallsyms' ||
+		fail "the kernel map in a member's recording"
+fi
+
+# 5. The exec race: the member's process execs a set-uid-root program while precordd starts
+# recording it, 200 times, at delays spread over the window.
+leaked=0 recorded=0
+for i in $(seq 200); do
+	bg_as "$M" "$W/secret_holder" execafter $(( (i % 25) * 400 )) "$T/suid" "$T/secret.root" 40 &
+	p=$!
+	(cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$p" -d 2 -o race.data -q) 2>/dev/null && recorded=$((recorded + 1))
+	leaks m/race.data && leaked=$((leaked + 1))
+	rm -f m/race.data
+	wait "$p" 2>/dev/null || true
+done
+echo "exec race: $recorded of 200 recorded, $leaked leaked"
+assert_eq "$leaked" 0 "exec race leaks"
+
+# 6. Many threads: a clear refusal, and the daemon keeps serving.
+bg_as "$M" "$W/secret_holder" threads 1200 30 > many.out &
+mt=$!; PIDS="$PIDS $mt"
+pid=$(ready many.out)
+rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -d 1 -o many.data -q) 2> many.err || rc=$?
+assert_eq "$rc" 1 "recording 1200 threads"
+grep -q "file descriptors, more than the limit" many.err || { cat many.err; fail "fd limit message"; }
+kill "$mt"
+(cd m && as "$M" "$PRECORD" ctl -s "$S" record -o small.data -q -- "$W/spin_threads" 0.3) > /dev/null ||
+	fail "a small recording after the refused one"
+
+# 7. Idle connections of one member: root and another member still get an answer.
+for i in $(seq 40); do
+	as "$M" "$TOOLS/ctl_raw" "$S" --silent 3 > "att$i.out" 2>&1 &
+	PIDS="$PIDS $!"
+done
+n=100
+while [ $n -gt 0 ] && ! grep -qs "busy" att*.out; do sleep 0.02; n=$((n - 1)); done
+grep -qs "busy" att*.out || fail "the member's connections were never limited"
+for i in 1 2 3; do
+	"$PRECORD" ctl -s "$S" status > /dev/null || fail "root locked out by a member's connections"
+	as "$M2" "$PRECORD" ctl -s "$S" status > /dev/null || fail "a member locked out by another's connections"
+done
+
+# 8. A FIFO behind a mapped file: rotation and status must not wait on it.
+cp "$W/map_then_fifo" n/lib.so; chown "$N" n/lib.so
+bg_as "$N" "$W/map_then_fifo" "$T/n/lib.so" 60 > fifo.out &
+mf=$!; PIDS="$PIDS $mf"
+wait_for fifo.out mapped
+as "$N" sh -c "rm -f '$T/n/lib.so' && mkfifo '$T/n/lib.so'"
+timeout 20 "$PRECORD" ctl -s "$S" rotate > /dev/null || fail "rotate with a FIFO behind a mapped path (exit $?)"
+timeout 5 "$PRECORD" ctl -s "$S" status > /dev/null || fail "status after the FIFO rotation"
+kill "$mf"
+
+# 9. A reload with an event that does not exist: --check says so, recording goes on.
+conf bad.conf frequency=49 "socket_group=$G" compression=0 rotate_size=4M max_total_size=16M \
+	event=no-such-event-xyz
+rc=0; "$PRECORDD" --check --config bad.conf > /dev/null 2> check.err || rc=$?
+[ "$rc" != 0 ] || fail "--check accepts event = no-such-event-xyz"
+cp bad.conf d.conf
+kill -HUP "$DPID"
+wait_for "$T/daemon.log" "reload failed" 10
+"$PRECORD" ctl -s "$S" status > st.out || fail "status after the bad reload"
+grep -q "^state  *recording" st.out || { cat st.out; fail "recording stopped on a bad reload"; }
+
+stop_daemon
+assert_eq "$DRC" 0 "precordd exit status"
+echo "attacks: all refused, nothing leaked"
