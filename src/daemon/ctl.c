@@ -528,28 +528,70 @@ static const char *no_room(const struct ctl_server *s, const struct ctl_peer *pe
 	return NULL;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+/* The pid a pidfd stands for, from /proc/self/fdinfo: -1 once the process has exited. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	pid_t pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Pid:", 4)) {
+			pid = (pid_t)strtol(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return pid;
+}
+
+/* The peer's effective capabilities, 0 unless known for sure: they are read from
+ * /proc/PID/status, and the peer's pidfd (SO_PEERPIDFD) then proves that PID was still the
+ * peer, not a process that reused its pid. */
+static unsigned long long peer_caps(int fd, pid_t pid)
+{
+	unsigned long long caps = 0;
+	socklen_t l = sizeof(int);
+	char path[64], line[256];
+	bool found = false;
+	int pidfd = -1;
+	FILE *f;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) < 0 || pidfd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7)) {
+			caps = strtoull(line + 7, NULL, 16);
+			found = true;
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!found || pidfd_pid(pidfd) != pid)
+		caps = 0;
+	close(pidfd);
+	return caps;
+}
+
 /* The supplementary groups the peer holds (SO_PEERGROUPS) and its effective capabilities. */
 static void peer_details(int fd, struct ctl_peer *p)
 {
 	socklen_t len = sizeof(p->groups);
-	char path[64], line[256];
-	FILE *f;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) == 0)
 		p->nr_groups = len / sizeof(gid_t);
 	else
 		p->nr_groups = 0; /* more than CREDS_MAX_GROUPS: it records with none */
-	p->cap_eff = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "CapEff:", 7)) {
-			p->cap_eff = strtoull(line + 7, NULL, 16);
-			break;
-		}
-	fclose(f);
+	p->cap_eff = p->uid == 0 ? 0 : peer_caps(fd, p->pid);
 }
 
 /* Returns false when there is nothing (more) to accept. */

@@ -764,7 +764,9 @@ static bool pidfd_alive(int pidfd)
 }
 
 /* A job of a client other than root runs with the client's credentials: its uid, gid and
- * supplementary groups, and CAP_PERFMON only where perf needs it. The kernel then applies its
+ * supplementary groups, and CAP_PERFMON only if the client holds it (it would bypass the
+ * kernel's ptrace check). At perf_event_paranoid above 2 a plain user records nothing, as
+ * with perf. The kernel then applies its
  * own rules (ptrace access to each thread, perf_event_paranoid) when the events are opened and
  * /proc/PID/maps and the mapped files are read. The kernel is left out unless the client could
  * record it itself. Returns 0 or -ENOMEM. */
@@ -783,7 +785,7 @@ static int job_creds(struct job *j, const struct ctl_peer *peer, struct record_o
 	memcpy(j->creds->groups, peer->groups, peer->nr_groups * sizeof(gid_t));
 	j->creds->nr_groups = peer->nr_groups;
 	kernel = creds__may_record_kernel(peer->uid, peer->cap_eff, paranoid);
-	j->creds->perfmon = creds__need_perfmon(paranoid) || (kernel && paranoid > 1);
+	j->creds->perfmon = creds__has_perfmon(peer->cap_eff);
 	ro->creds = j->creds;
 	ro->user_only = !kernel;
 	return 0;

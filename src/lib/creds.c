@@ -2,7 +2,8 @@
  * applies to the calling thread only (the kernel keeps credentials per thread; glibc's
  * wrappers broadcast them to the whole process). Leaving uid 0 for a non-zero uid clears
  * every capability unless keep-caps is set; we set it only to keep CAP_PERFMON, then say
- * exactly which capabilities remain with capset. */
+ * exactly which capabilities remain with capset. CAP_PERFMON is kept only for a client that
+ * has it: perf_event_open does not apply its ptrace check to a CAP_PERFMON caller. */
 #include "lib/creds.h"
 
 #include <errno.h>
@@ -104,9 +105,9 @@ bool creds__may_record_kernel(uid_t uid, unsigned long long cap_eff, long parano
 	return paranoid <= 1;
 }
 
-bool creds__need_perfmon(long paranoid)
+bool creds__has_perfmon(unsigned long long cap_eff)
 {
-	return paranoid > 2;
+	return cap_eff & ((1ULL << 21) /* CAP_SYS_ADMIN */ | (1ULL << CAP_PERFMON));
 }
 
 long creds__paranoid(void)

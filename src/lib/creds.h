@@ -17,7 +17,9 @@ struct creds {
 	gid_t gid;                        /* the same for the gids */
 	gid_t groups[CREDS_MAX_GROUPS];   /* supplementary groups */
 	size_t nr_groups;
-	bool perfmon;                     /* keep CAP_PERFMON (and nothing else) */
+	bool perfmon;                     /* keep CAP_PERFMON (and nothing else): only for a
+					   * client that holds it itself, since perf_event_open
+					   * skips its ptrace check for a CAP_PERFMON caller */
 };
 
 /* Run fn(arg) on a new thread that holds exactly c's credentials: every uid c->uid, every
@@ -32,9 +34,9 @@ int creds__run(const struct creds *c, int (*fn)(void *arg), void *arg);
  * CAP_SYS_ADMIN (cap_eff, the CapEff mask of /proc/PID/status), or is root. */
 bool creds__may_record_kernel(uid_t uid, unsigned long long cap_eff, long paranoid);
 
-/* Whether perf_event_open needs CAP_PERFMON for a user's own processes under paranoid:
- * above 2 (a Debian-style kernel forbids unprivileged perf entirely). */
-bool creds__need_perfmon(long paranoid);
+/* Whether a client with effective capabilities cap_eff holds CAP_PERFMON or CAP_SYS_ADMIN, so
+ * that its work may keep CAP_PERFMON. */
+bool creds__has_perfmon(unsigned long long cap_eff);
 
 /* The current perf_event_paranoid (2 when it cannot be read, the kernel's default). */
 long creds__paranoid(void);
