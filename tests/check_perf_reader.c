@@ -5,11 +5,13 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -733,32 +735,66 @@ START_TEST(test_repair_truncated)
 }
 END_TEST
 
-/* A recorder killed mid-run: data.size 0, no features. Recovered by scanning; repaired. */
+/* Samples that the reader finds in PATH now (0 while the file has no complete header yet). */
+static size_t samples_in(const char *path)
+{
+	struct perf_reader_opts o = { 0 };
+	struct perf_reader *r = perf_reader__open(path, &o);
+	struct recs rs;
+	size_t n = 0;
+
+	if (!r)
+		return 0;
+	rs = read_all(r, false);
+	for (size_t i = 0; i < rs.n; i++)
+		n += rs.v[i].type == PERF_RECORD_SAMPLE;
+	free(rs.v);
+	perf_reader__close(r);
+	return n;
+}
+
+/* A recorder killed mid-run: data.size 0, no features. Recovered by scanning; repaired.
+ * perf records a program that spins until killed, with small rings so that they fill and are
+ * written out soon; the test kills perf only once the file holds samples, so the killed file is
+ * certain to have some however busy the machine is. */
 START_TEST(test_killed_recorder)
 {
 	const char *p = path_in("killed.data");
 	struct perf_reader *r;
 	struct recs rs;
+	size_t samples = 0;
+	pid_t pid;
 
-	/* perf flushes its rings to the file only now and then: on a loaded machine a perf
-	 * killed early may not have written a sample yet, so kill it later until it has. */
-	for (int attempt = 1;; attempt++) {
-		size_t samples = 0;
-
-		ck_assert_int_eq(run("perf record -q -a -e cpu-clock -o %s -- sleep 3 2>/dev/null & "
-				     "pid=$!; sleep %d.4; kill -9 $pid; wait $pid 2>/dev/null; true",
-				     p, attempt - 1), 0);
-		r = open_ok(p);
-		ck_assert_uint_eq(perf_reader__header(r)->data.size, 0);
-		ck_assert(perf_reader__warnings(r) & PERF_READER_W_RECOVERED);
-		rs = read_all(r, false);
-		for (size_t i = 0; i < rs.n; i++)
-			samples += rs.v[i].type == PERF_RECORD_SAMPLE;
-		if (samples || attempt == 3)
-			break;
-		perf_reader__close(r);
-		free(rs.v);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* Its own process group: perf's workload is killed with it. */
+		setpgid(0, 0);
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execlp("perf", "perf", "record", "-q", "-a", "-m", "4", "-e", "cpu-clock", "-o", p,
+		       "--", "sh", "-c", "while :; do :; done", (char *)NULL);
+		_exit(127);
 	}
+	setpgid(pid, pid);
+	/* Waits for a condition, not a time: the tcase's timeout bounds it. */
+	while (samples_in(p) == 0) {
+		int st;
+
+		ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0, "perf record exited early");
+		usleep(20 * 1000);
+	}
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	kill(-pid, SIGKILL); /* the spinning workload */
+
+	r = open_ok(p);
+	ck_assert_uint_eq(perf_reader__header(r)->data.size, 0);
+	ck_assert(perf_reader__warnings(r) & PERF_READER_W_RECOVERED);
+	rs = read_all(r, false);
+	for (size_t i = 0; i < rs.n; i++)
+		samples += rs.v[i].type == PERF_RECORD_SAMPLE;
+	ck_assert_uint_gt(samples, 0);
 	ck_assert_uint_gt(rs.n, 10);
 	ck_assert_int_eq(rs.bad_samples, 0);
 	ck_assert_int_eq(perf_reader__repair(r, path_in("killed-fixed.data")), 0);
