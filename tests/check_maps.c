@@ -178,6 +178,11 @@ START_TEST(test_fork_thread_exec_exit)
 	map_snapshot__put(after);
 	ck_assert_int_eq(machine__exit(m, 100, 100), 0);
 	ck_assert_ptr_null(machine__comm_of(m, 100, 100));
+	/* No record names the idle task: perf calls it swapper; a COMM for it still wins. */
+	ck_assert_str_eq(machine__comm_of(m, 0, 0), "swapper");
+	ck_assert_ptr_null(machine__comm_of(m, 0, 7));
+	ck_assert_int_eq(machine__comm(m, 0, 0, "idle", false), 0);
+	ck_assert_str_eq(machine__comm_of(m, 0, 0), "idle");
 	after = machine__snapshot(m, 100);
 	ck_assert_uint_eq(map_snapshot__nr(after), 0);
 	ck_assert_str_eq(name_at(parent, 0x1000), "/bin/p");

@@ -747,7 +747,10 @@ const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid)
 	if (t && t->comm)
 		return t->comm;
 	p = proc_find(m, pid);
-	return p ? p->comm : NULL;
+	if (p && p->comm)
+		return p->comm;
+	/* No file names the idle task; perf calls it swapper. */
+	return pid == 0 && tid == 0 ? "swapper" : NULL;
 }
 
 struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid)

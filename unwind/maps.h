@@ -66,7 +66,8 @@ int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int
 int machine__exit(struct machine *m, int32_t pid, int32_t tid);
 
 /* Current command name of thread tid (of its process when the thread is unknown), interned:
- * valid until machine__free. NULL when neither is known. */
+ * valid until machine__free. The idle task (pid and tid 0) is "swapper", as perf names it.
+ * NULL when neither is known. */
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid);
 
 /* A new reference to process pid's current maps (an empty process is created for an unknown

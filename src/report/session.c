@@ -190,10 +190,14 @@ static void batch_start(struct report_session *s, struct batch *b)
 static int deliver_item(struct report_session *s, struct item *it)
 {
 	const struct perf_reader_attr *a = perf_reader__attr(s->r, it->attr);
+	char nocomm[16];
+
+	/* perf names a thread it saw no COMM for ":TID" */
+	snprintf(nocomm, sizeof(nocomm), ":%d", (int32_t)it->s.tid);
 	struct report_session_sample rs = {
 		.attr = it->attr,
 		.raw = &it->s,
-		.comm = it->comm ? it->comm : ":unknown",
+		.comm = it->comm ? it->comm : nocomm,
 		.cpu = (a->attr.sample_type & PERF_SAMPLE_CPU) ? (int32_t)it->s.cpu : -1,
 		.period = it->s.period ? it->s.period : 1,
 		.filtered = it->filtered,

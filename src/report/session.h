@@ -42,7 +42,7 @@ struct report_session_opts {
 struct report_session_sample {
 	size_t attr;                        /* event index in the file */
 	const struct perf_sample *raw;      /* the decoded record */
-	const char *comm;                   /* ":unknown" when no COMM named the thread */
+	const char *comm;                   /* ":TID" when no COMM named the thread, as perf */
 	int32_t cpu;                        /* -1 when the file has no PERF_SAMPLE_CPU */
 	uint64_t period;                    /* >= 1 */
 	bool filtered;                      /* by pid / tid / comm: frames[0] is the bare ip */
