@@ -1,6 +1,7 @@
 /* Workload for the unwind tests: a known call chain main -> unw_a -> unw_b (shared library)
  * -> unw_c (static in the library) -> unw_leaf (back in the executable), built with
- * -fomit-frame-pointer so that only DWARF CFI can unwind it. Spins for argv[1] ms (default 300). */
+ * -fomit-frame-pointer so that only DWARF CFI can unwind it. Spins for argv[1] ms (default 300)
+ * of its own CPU time, so that a profiler samples it as often however busy the machine is. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -10,7 +11,7 @@ uint64_t unw_b(uint64_t (*leaf)(uint64_t), uint64_t n);
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
