@@ -13,7 +13,7 @@ run() { # NAME OPTIONS...
 	YIELD_STORM_REPORT=1 precord -e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256 --lossless \
 		--high-watermark 2 --low-watermark 1 \
 		"$@" -o "$name.data" -- "$W/yield_storm" 10000 "$threads" 2> "$name.err" ||
-		{ cat "$name.err"; fail "$name: precord exit $?"; }
+		{ rc=$?; cat "$name.err"; fail "$name: precord exit $rc"; }
 	grep -q "^\[ precord: 0 lost \]" "$name.err" || { cat "$name.err"; fail "$name: summary does not say 0 lost"; }
 	perf report -i "$name.data" --stats > "$name.stats" 2> "$name.perr" || fail "$name: perf report --stats exit $?"
 	[ ! -s "$name.perr" ] || { cat "$name.perr"; fail "$name: perf report wrote to stderr"; }
