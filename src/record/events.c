@@ -737,11 +737,98 @@ static const char *ev_name(const struct evdesc *ev)
 	return ev && ev->name[0] ? ev->name : "(unnamed)";
 }
 
+/* EACCES, EPERM: who may open it, and how to allow it. */
+static void explain_permission(const struct evdesc *ev, const char *name, int err, char *buf,
+			       size_t len)
+{
+	bool kernel = ev && !ev->attr.exclude_kernel;
+	long paranoid;
+
+	if (read_long_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0) {
+		snprintf(buf, len,
+			 "no permission to open event '%s' (%s); run as root or grant "
+			 "CAP_PERFMON, or check kernel.perf_event_paranoid",
+			 name, strerror(err));
+		return;
+	}
+	if (geteuid() == 0) {
+		/* root passes the paranoid check: something else is in the way */
+		snprintf(buf, len,
+			 "no permission to open event '%s' even as root "
+			 "(kernel.perf_event_paranoid is %ld);\nin a container grant CAP_PERFMON "
+			 "or run 'sysctl kernel.perf_event_paranoid=-1' on the host; a seccomp "
+			 "filter or kernel lockdown may also forbid perf_event_open",
+			 name, paranoid);
+		return;
+	}
+	snprintf(buf, len,
+		 "no permission to open event '%s': kernel.perf_event_paranoid is %ld%s;\n"
+		 "run as root or with CAP_PERFMON, or allow it with "
+		 "'sysctl kernel.perf_event_paranoid=-1'%s",
+		 name, paranoid,
+		 paranoid >= 3 ? " (3 and above forbid all use without CAP_PERFMON)" :
+		 paranoid == 2 && kernel ? " (2 forbids kernel profiling)" : "",
+		 paranoid == 2 && kernel ? ", or profile user space only with ':u'" : "");
+}
+
+/* EMFILE: the fd limit, and the one to ask for. */
+static void explain_nofile(const char *name, char *buf, size_t len)
+{
+	struct rlimit rl = { 0, 0 };
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long want;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (ncpus < 1)
+		ncpus = 1;
+	/* one descriptor per event per CPU; offer the hard limit, or double the soft one */
+	want = rl.rlim_max != RLIM_INFINITY && rl.rlim_max > rl.rlim_cur ?
+		       (unsigned long long)rl.rlim_max : (unsigned long long)rl.rlim_cur * 2;
+	snprintf(buf, len,
+		 "cannot open event '%s': too many open files (limit %llu; each event needs "
+		 "one per CPU, %ld here);\nraise the limit with 'ulimit -n %llu' or use fewer "
+		 "events or CPUs",
+		 name, (unsigned long long)rl.rlim_cur, ncpus, want);
+}
+
+/* ENOENT, ENODEV, ENXIO, EOPNOTSUPP: what this machine cannot do. */
+static void explain_unsupported(const struct evdesc *ev, const char *name, int err, char *buf,
+				size_t len)
+{
+	bool hw = ev && event__is_hardware(ev);
+
+	if (hw && !have_cpu_pmu()) {
+		char suffix[8] = "";
+
+		level_suffix(&ev->attr, suffix, sizeof(suffix));
+		snprintf(buf, len,
+			 "event '%s' is not supported: this machine has no hardware PMU "
+			 "(virtual machine?);\nuse a software event instead, e.g. "
+			 "-e cpu-clock%s",
+			 name, suffix);
+	} else if (err == EOPNOTSUPP && ev && ev->attr.precise_ip) {
+		snprintf(buf, len,
+			 "event '%s': precise sampling (precise_ip=%u) is not supported here; "
+			 "remove or lower the :p modifier",
+			 name, (unsigned)ev->attr.precise_ip);
+	} else if (err == EOPNOTSUPP && hw) {
+		snprintf(buf, len,
+			 "event '%s': this PMU cannot sample it (no overflow interrupt); "
+			 "count it instead, or sample cpu-clock",
+			 name);
+	} else if (err == ENODEV && !hw) {
+		snprintf(buf, len, "event '%s': no such device; is the CPU offline or out of range?",
+			 name);
+	} else {
+		snprintf(buf, len,
+			 "event '%s' is not supported by this %s; run 'perf list' for what is available",
+			 name, hw ? "CPU's PMU" : "kernel");
+	}
+}
+
 const char *event__explain_open_error(const struct evdesc *ev, int err, char *buf, size_t len)
 {
 	const char *name = ev_name(ev);
-	bool hw = ev && event__is_hardware(ev);
-	long paranoid;
 
 	if (!buf || !len)
 		return buf;
@@ -751,99 +838,28 @@ const char *event__explain_open_error(const struct evdesc *ev, int err, char *bu
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		if (read_long_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0) {
-			snprintf(buf, len,
-				 "no permission to open event '%s' (%s); run as root or grant "
-				 "CAP_PERFMON, or check kernel.perf_event_paranoid",
-				 name, strerror(err));
-			break;
-		}
-		bool kernel = ev && !ev->attr.exclude_kernel;
-
-		if (geteuid() == 0) {
-			/* root passes the paranoid check: something else is in the way */
-			snprintf(buf, len,
-				 "no permission to open event '%s' even as root "
-				 "(kernel.perf_event_paranoid is %ld);\nin a container grant CAP_PERFMON "
-				 "or run 'sysctl kernel.perf_event_paranoid=-1' on the host; a seccomp "
-				 "filter or kernel lockdown may also forbid perf_event_open",
-				 name, paranoid);
-			break;
-		}
-		snprintf(buf, len,
-			 "no permission to open event '%s': kernel.perf_event_paranoid is %ld%s;\n"
-			 "run as root or with CAP_PERFMON, or allow it with "
-			 "'sysctl kernel.perf_event_paranoid=-1'%s",
-			 name, paranoid,
-			 paranoid >= 3 ? " (3 and above forbid all use without CAP_PERFMON)" :
-			 paranoid == 2 && kernel ? " (2 forbids kernel profiling)" : "",
-			 paranoid == 2 && kernel ? ", or profile user space only with ':u'" : "");
+		explain_permission(ev, name, err, buf, len);
 		break;
-	case EMFILE: {
-		struct rlimit rl = { 0, 0 };
-		long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-		unsigned long long want;
-
-		getrlimit(RLIMIT_NOFILE, &rl);
-		if (ncpus < 1)
-			ncpus = 1;
-		/* one descriptor per event per CPU; offer the hard limit, or double the soft one */
-		want = rl.rlim_max != RLIM_INFINITY && rl.rlim_max > rl.rlim_cur ?
-			       (unsigned long long)rl.rlim_max : (unsigned long long)rl.rlim_cur * 2;
-		snprintf(buf, len,
-			 "cannot open event '%s': too many open files (limit %llu; each event needs "
-			 "one per CPU, %ld here);\nraise the limit with 'ulimit -n %llu' or use fewer "
-			 "events or CPUs",
-			 name, (unsigned long long)rl.rlim_cur, ncpus, want);
+	case EMFILE:
+		explain_nofile(name, buf, len);
 		break;
-	}
 	case ENOENT:
 	case ENODEV:
 	case ENXIO:
 	case EOPNOTSUPP:
-		if (hw && !have_cpu_pmu()) {
-			char suffix[8] = "";
-
-			if (ev)
-				level_suffix(&ev->attr, suffix, sizeof(suffix));
-			snprintf(buf, len,
-				 "event '%s' is not supported: this machine has no hardware PMU "
-				 "(virtual machine?);\nuse a software event instead, e.g. "
-				 "-e cpu-clock%s",
-				 name, suffix);
-		} else if (err == EOPNOTSUPP && ev && ev->attr.precise_ip) {
-			snprintf(buf, len,
-				 "event '%s': precise sampling (precise_ip=%u) is not supported here; "
-				 "remove or lower the :p modifier",
-				 name, (unsigned)ev->attr.precise_ip);
-		} else if (err == EOPNOTSUPP && hw) {
-			snprintf(buf, len,
-				 "event '%s': this PMU cannot sample it (no overflow interrupt); "
-				 "count it instead, or sample cpu-clock",
-				 name);
-		} else if (err == ENODEV && !hw) {
-			snprintf(buf, len,
-				 "event '%s': no such device; is the CPU offline or out of range?",
-				 name);
-		} else {
-			snprintf(buf, len,
-				 "event '%s' is not supported by this %s; "
-				 "run 'perf list' for what is available",
-				 name, hw ? "CPU's PMU" : "kernel");
-		}
+		explain_unsupported(ev, name, err, buf, len);
 		break;
 	case EINVAL:
-		if (ev && ev->attr.precise_ip) {
+		if (ev && ev->attr.precise_ip)
 			snprintf(buf, len,
 				 "event '%s': precise_ip=%u is not supported by this PMU; "
 				 "lower the :p level (or drop it)",
 				 name, (unsigned)ev->attr.precise_ip);
-		} else {
+		else
 			snprintf(buf, len,
 				 "event '%s': the kernel rejected its attributes (%s); an unsupported "
 				 "modifier or sampling option?\n'dmesg | grep -i perf' may say more",
 				 name, strerror(err));
-		}
 		break;
 	case EBUSY:
 		snprintf(buf, len,
