@@ -27,12 +27,88 @@
 
 /* ---- protocol ---- */
 
+static const char *const record_args[] = { "pid", "cgroup", "duration", "frequency",
+					   "call_graph", "lossless" };
+
+/* Argument k of record_args with its value into r. Returns NULL, or the (static) reason. */
+static const char *record_arg(size_t k, const char *val, struct ctl_request *r)
+{
+	enum callgraph_mode mode;
+	uint64_t v;
+
+	switch (k) {
+	case 0:
+		if (parse__pid(val, &r->pid))
+			return "bad pid";
+		break;
+	case 1:
+		if (parse__cgroup_path(val))
+			return "bad cgroup (a path like /user.slice/x.scope, no '.' or '..')";
+		strcpy(r->cgroup, val);
+		break;
+	case 2:
+		if (parse__duration_ms(val, &v) || !v || v > CTL_MAX_DURATION_MS)
+			return "bad duration (like 1500ms or 30s, at most a day)";
+		r->duration_ms = v;
+		break;
+	case 3:
+		if (parse__freq(val, &v))
+			return "bad frequency (1 to " PARSE_STR(PARSE_FREQ_MAX) ")";
+		r->frequency = (uint32_t)v;
+		break;
+	case 4:
+		if (parse__callgraph(val, &mode, &r->stack_size))
+			return "bad call_graph (dwarf[,SIZE] with SIZE from " PARSE_STR(PARSE_STACK_MIN)
+			       " to " PARSE_STR(PARSE_STACK_MAX) ", fp or none)";
+		r->callgraph = (int)mode;
+		break;
+	case 5:
+		if (strcmp(val, "0") && strcmp(val, "1"))
+			return "bad lossless (0 or 1)";
+		r->lossless = val[0] == '1';
+		break;
+	}
+	return NULL;
+}
+
+/* The key=value words of a record request (p, split in place). Returns NULL or the reason. */
+static const char *record_request(char *p, struct ctl_request *r)
+{
+	bool seen[ARRAY_SIZE(record_args)] = { false };
+	const char *why;
+	char *word;
+
+	while ((word = strsep(&p, " "))) {
+		char *val = strchr(word, '=');
+		size_t k;
+
+		if (!val)
+			return "malformed argument (expected key=value)";
+		*val++ = 0;
+		for (k = 0; k < ARRAY_SIZE(record_args); k++)
+			if (!strcmp(word, record_args[k]))
+				break;
+		if (k == ARRAY_SIZE(record_args))
+			return "unknown argument (expected pid, cgroup, duration, frequency, "
+			       "call_graph or lossless)";
+		if (seen[k])
+			return "an argument is given twice";
+		seen[k] = true;
+		why = record_arg(k, val, r);
+		if (why)
+			return why;
+	}
+	if (!r->pid == !r->cgroup[0])
+		return "record needs exactly one of pid= and cgroup=";
+	return NULL;
+}
+
 int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, const char **ret_why)
 {
 	char line[CTL_MAX_LINE];
 	struct ctl_request r = { .callgraph = -1 };
+	const char *why = NULL;
 	char *p, *word;
-	bool seen[6] = { false };
 
 	if (len >= sizeof(line)) {
 		*ret_why = "request too long";
@@ -53,91 +129,14 @@ int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, con
 		r.verb = CTL_ROTATE;
 	else if (!strcmp(word, "record"))
 		r.verb = CTL_RECORD;
-	else {
-		*ret_why = "unknown request (expected status, rotate or record)";
-		return -EINVAL;
-	}
-	if (r.verb != CTL_RECORD) {
-		if (p) {
-			*ret_why = "status and rotate take no arguments";
-			return -EINVAL;
-		}
-		*ret = r;
-		return 0;
-	}
-	while ((word = strsep(&p, " "))) {
-		static const char *names[] = { "pid", "cgroup", "duration", "frequency",
-					       "call_graph", "lossless" };
-		char *val = strchr(word, '=');
-		enum callgraph_mode mode;
-		uint64_t v;
-		size_t k;
-
-		if (!val) {
-			*ret_why = "malformed argument (expected key=value)";
-			return -EINVAL;
-		}
-		*val++ = 0;
-		for (k = 0; k < ARRAY_SIZE(names); k++)
-			if (!strcmp(word, names[k]))
-				break;
-		if (k == ARRAY_SIZE(names)) {
-			*ret_why = "unknown argument (expected pid, cgroup, duration, frequency, "
-				   "call_graph or lossless)";
-			return -EINVAL;
-		}
-		if (seen[k]) {
-			*ret_why = "an argument is given twice";
-			return -EINVAL;
-		}
-		seen[k] = true;
-		switch (k) {
-		case 0:
-			if (parse__pid(val, &r.pid)) {
-				*ret_why = "bad pid";
-				return -EINVAL;
-			}
-			break;
-		case 1:
-			if (parse__cgroup_path(val)) {
-				*ret_why = "bad cgroup (a path like /user.slice/x.scope, no '.' or '..')";
-				return -EINVAL;
-			}
-			strcpy(r.cgroup, val);
-			break;
-		case 2:
-			if (parse__duration_ms(val, &v) || !v || v > CTL_MAX_DURATION_MS) {
-				*ret_why = "bad duration (like 1500ms or 30s, at most a day)";
-				return -EINVAL;
-			}
-			r.duration_ms = v;
-			break;
-		case 3:
-			if (parse__freq(val, &v)) {
-				*ret_why = "bad frequency (1 to " PARSE_STR(PARSE_FREQ_MAX) ")";
-				return -EINVAL;
-			}
-			r.frequency = (uint32_t)v;
-			break;
-		case 4:
-			if (parse__callgraph(val, &mode, &r.stack_size)) {
-				*ret_why = "bad call_graph (dwarf[,SIZE] with SIZE from "
-					   PARSE_STR(PARSE_STACK_MIN) " to " PARSE_STR(PARSE_STACK_MAX) ", fp or none)";
-				return -EINVAL;
-			}
-			r.callgraph = (int)mode;
-			break;
-		case 5:
-			if (strcmp(val, "0") && strcmp(val, "1")) {
-				*ret_why = "bad lossless (0 or 1)";
-				return -EINVAL;
-			}
-			r.lossless = val[0] == '1';
-			break;
-		}
-	}
-	if (!r.pid == !r.cgroup[0]) {
-		*ret_why = "record needs exactly one of pid= and cgroup=";
+	else
+		why = "unknown request (expected status, rotate or record)";
+	if (!why && r.verb != CTL_RECORD && p)
+		why = "status and rotate take no arguments";
+	if (!why && r.verb == CTL_RECORD)
+		why = record_request(p, &r);
+	if (why) {
+		*ret_why = why;
 		return -EINVAL;
 	}
 	*ret = r;
