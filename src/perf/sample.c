@@ -74,57 +74,58 @@ static int skip_read_values(struct cursor *c, uint64_t read_format)
 	return skip_u64s(c, nr * per_value, NULL);
 }
 
-int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_event_header *rec,
-		       struct perf_sample *ret)
+/* The fixed-size fields up to the call chain, in the ABI's order. */
+static int parse_fixed(const struct perf_event_attr *attr, struct cursor *c, struct perf_sample *ret)
 {
 	uint64_t type = attr->sample_type;
-	struct cursor c;
 	uint64_t v;
 
-	if (rec->size < sizeof(*rec) || rec->type != PERF_RECORD_SAMPLE)
+	if ((type & PERF_SAMPLE_IDENTIFIER) && take_u64(c, &ret->id) < 0)
 		return -EBADMSG;
-	memset(ret, 0, sizeof(*ret));
-	ret->cpumode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	c.p = (const uint8_t *)(rec + 1);
-	c.left = rec->size - sizeof(*rec);
-
-	if ((type & PERF_SAMPLE_IDENTIFIER) && take_u64(&c, &ret->id) < 0)
+	if ((type & PERF_SAMPLE_IP) && take_u64(c, &ret->ip) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_IP) && take_u64(&c, &ret->ip) < 0)
+	if ((type & PERF_SAMPLE_TID) && take_pair_u32(c, &ret->pid, &ret->tid) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_TID) && take_pair_u32(&c, &ret->pid, &ret->tid) < 0)
+	if ((type & PERF_SAMPLE_TIME) && take_u64(c, &ret->time) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_TIME) && take_u64(&c, &ret->time) < 0)
+	if ((type & PERF_SAMPLE_ADDR) && take_u64(c, &ret->addr) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_ADDR) && take_u64(&c, &ret->addr) < 0)
+	if ((type & PERF_SAMPLE_ID) && take_u64(c, &ret->id) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_ID) && take_u64(&c, &ret->id) < 0)
-		return -EBADMSG;
-	if ((type & PERF_SAMPLE_STREAM_ID) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_STREAM_ID) && take_u64(c, &v) < 0)
 		return -EBADMSG;
 	if (type & PERF_SAMPLE_CPU) {
 		uint32_t res;
 
-		if (take_pair_u32(&c, &ret->cpu, &res) < 0)
+		if (take_pair_u32(c, &ret->cpu, &res) < 0)
 			return -EBADMSG;
 	}
-	if ((type & PERF_SAMPLE_PERIOD) && take_u64(&c, &ret->period) < 0)
+	if ((type & PERF_SAMPLE_PERIOD) && take_u64(c, &ret->period) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_READ) && skip_read_values(&c, attr->read_format) < 0)
+	if ((type & PERF_SAMPLE_READ) && skip_read_values(c, attr->read_format) < 0)
 		return -EBADMSG;
 	if (type & PERF_SAMPLE_CALLCHAIN) {
-		if (take_u64(&c, &ret->callchain_nr) < 0 ||
-		    skip_u64s(&c, ret->callchain_nr, &ret->callchain) < 0)
+		if (take_u64(c, &ret->callchain_nr) < 0 ||
+		    skip_u64s(c, ret->callchain_nr, &ret->callchain) < 0)
 			return -EBADMSG;
 	}
+	return 0;
+}
+
+/* Raw data, the branch stack, the user registers and the user stack. */
+static int parse_variable(const struct perf_event_attr *attr, struct cursor *c, struct perf_sample *ret)
+{
+	uint64_t type = attr->sample_type;
+	uint64_t v;
+
 	if (type & PERF_SAMPLE_RAW) {
 		uint32_t raw_size;
 
-		if (c.left < 4)
+		if (c->left < 4)
 			return -EBADMSG;
-		memcpy(&raw_size, c.p, 4);
+		memcpy(&raw_size, c->p, 4);
 		/* The kernel pads raw data so that what follows stays u64-aligned. */
-		if (((uint64_t)raw_size + 4) % 8 || skip_bytes(&c, (uint64_t)raw_size + 4, &ret->raw) < 0)
+		if (((uint64_t)raw_size + 4) % 8 || skip_bytes(c, (uint64_t)raw_size + 4, &ret->raw) < 0)
 			return -EBADMSG;
 		ret->raw += 4;
 		ret->raw_size = raw_size;
@@ -132,57 +133,83 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	if (type & PERF_SAMPLE_BRANCH_STACK) {
 		uint64_t nr;
 
-		if (take_u64(&c, &nr) < 0)
+		if (take_u64(c, &nr) < 0)
 			return -EBADMSG;
-		if ((attr->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && take_u64(&c, &v) < 0)
+		if ((attr->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && take_u64(c, &v) < 0)
 			return -EBADMSG;
 		/* Each entry is {from, to, flags}: three u64. */
-		if (nr > c.left / 24 || skip_u64s(&c, nr * 3, NULL) < 0)
+		if (nr > c->left / 24 || skip_u64s(c, nr * 3, NULL) < 0)
 			return -EBADMSG;
 	}
 	if (type & PERF_SAMPLE_REGS_USER) {
-		if (take_u64(&c, &ret->regs_abi) < 0)
+		if (take_u64(c, &ret->regs_abi) < 0)
 			return -EBADMSG;
 		if (ret->regs_abi) {
 			ret->regs_mask = attr->sample_regs_user;
-			if (skip_u64s(&c, __builtin_popcountll(ret->regs_mask), &ret->regs) < 0)
+			if (skip_u64s(c, __builtin_popcountll(ret->regs_mask), &ret->regs) < 0)
 				return -EBADMSG;
 		}
 	}
 	if (type & PERF_SAMPLE_STACK_USER) {
-		if (take_u64(&c, &ret->stack_size) < 0)
+		if (take_u64(c, &ret->stack_size) < 0)
 			return -EBADMSG;
 		if (ret->stack_size) {
-			if (ret->stack_size % 8 || skip_bytes(&c, ret->stack_size, &ret->stack) < 0 ||
-			    take_u64(&c, &ret->stack_dyn_size) < 0 ||
+			if (ret->stack_size % 8 || skip_bytes(c, ret->stack_size, &ret->stack) < 0 ||
+			    take_u64(c, &ret->stack_dyn_size) < 0 ||
 			    ret->stack_dyn_size > ret->stack_size)
 				return -EBADMSG;
 		}
 	}
-	if ((type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && take_u64(&c, &v) < 0)
+	return 0;
+}
+
+/* What follows the user stack, as far as the ABI defines it. */
+static int parse_tail(const struct perf_event_attr *attr, struct cursor *c, struct perf_sample *ret)
+{
+	uint64_t type = attr->sample_type;
+	uint64_t v;
+
+	if ((type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && take_u64(c, &v) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_DATA_SRC) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_DATA_SRC) && take_u64(c, &v) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_TRANSACTION) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_TRANSACTION) && take_u64(c, &v) < 0)
 		return -EBADMSG;
 	if (type & PERF_SAMPLE_REGS_INTR) {
-		if (take_u64(&c, &v) < 0)
+		if (take_u64(c, &v) < 0)
 			return -EBADMSG;
-		if (v && skip_u64s(&c, __builtin_popcountll(attr->sample_regs_intr), NULL) < 0)
+		if (v && skip_u64s(c, __builtin_popcountll(attr->sample_regs_intr), NULL) < 0)
 			return -EBADMSG;
 	}
-	if ((type & PERF_SAMPLE_PHYS_ADDR) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_PHYS_ADDR) && take_u64(c, &v) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_CGROUP) && take_u64(&c, &ret->cgroup) < 0)
+	if ((type & PERF_SAMPLE_CGROUP) && take_u64(c, &ret->cgroup) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_DATA_PAGE_SIZE) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_DATA_PAGE_SIZE) && take_u64(c, &v) < 0)
 		return -EBADMSG;
-	if ((type & PERF_SAMPLE_CODE_PAGE_SIZE) && take_u64(&c, &v) < 0)
+	if ((type & PERF_SAMPLE_CODE_PAGE_SIZE) && take_u64(c, &v) < 0)
 		return -EBADMSG;
 	if (type & PERF_SAMPLE_AUX) {
-		if (take_u64(&c, &v) < 0 || skip_bytes(&c, v, NULL) < 0)
+		if (take_u64(c, &v) < 0 || skip_bytes(c, v, NULL) < 0)
 			return -EBADMSG;
 	}
+	return 0;
+}
+
+int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_event_header *rec,
+		       struct perf_sample *ret)
+{
+	struct cursor c;
+
+	if (rec->size < sizeof(*rec) || rec->type != PERF_RECORD_SAMPLE)
+		return -EBADMSG;
+	memset(ret, 0, sizeof(*ret));
+	ret->cpumode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	c.p = (const uint8_t *)(rec + 1);
+	c.left = rec->size - sizeof(*rec);
+	if (parse_fixed(attr, &c, ret) < 0 || parse_variable(attr, &c, ret) < 0 ||
+	    parse_tail(attr, &c, ret) < 0)
+		return -EBADMSG;
 	return 0;
 }
 
