@@ -473,22 +473,12 @@ static void feat_drop(struct feat_list *l, struct fbuf *b)
 }
 
 /* Build every feature payload in ascending bit order, the order perf reads the index in. */
-static int build_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+/* The machine's features, in bit order: HOSTNAME to TOTAL_MEM. */
+static void host_features(struct feat_list *l, struct fbuf *b)
 {
 	struct utsname uts;
 	char str[512];
 	bool have_uts = uname(&uts) == 0;
-
-	if (w->tracing_len) {
-		feat_begin(l, b, FEAT_TRACING_DATA);
-		fbuf__put(b, w->tracing_data, w->tracing_len);
-		feat_end(l, b);
-	}
-	feat_begin(l, b, FEAT_BUILD_ID);
-	if (build_ids(w, b) > 0)
-		feat_end(l, b);
-	else
-		feat_drop(l, b);
 
 	if (have_uts) {
 		feat_begin(l, b, FEAT_HOSTNAME);
@@ -530,6 +520,12 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 		fbuf__put_u64(b, mem);
 		feat_end(l, b);
 	}
+}
+
+/* The session's features, in bit order: CMDLINE, EVENT_DESC, SAMPLE_TIME, COMPRESSED and the
+ * private one. */
+static void session_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
 	if (w->argc > 0) {
 		feat_begin(l, b, FEAT_CMDLINE);
 		fbuf__put_u32(b, (uint32_t)w->argc);
@@ -581,6 +577,22 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 		fbuf__put(b, w->private_data, w->private_len);
 		feat_end(l, b);
 	}
+}
+
+static int build_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
+	if (w->tracing_len) {
+		feat_begin(l, b, FEAT_TRACING_DATA);
+		fbuf__put(b, w->tracing_data, w->tracing_len);
+		feat_end(l, b);
+	}
+	feat_begin(l, b, FEAT_BUILD_ID);
+	if (build_ids(w, b) > 0)
+		feat_end(l, b);
+	else
+		feat_drop(l, b);
+	host_features(l, b);
+	session_features(w, l, b);
 	return b->oom ? -ENOMEM : 0;
 }
 
