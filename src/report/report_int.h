@@ -1,0 +1,174 @@
+/* What the files of the aggregation (report.c) and its outputs (view.c, table.c, callgraph.c,
+ * folded.c, stats.c, options.c) share: the report's interned tables, the rows and call trees of
+ * a view, and the containers under them (containers.c). Private to src/report: the public
+ * interface is report.h. */
+#ifndef PRECORD_REPORT_INT_H
+#define PRECORD_REPORT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/report.h"
+
+#define NONE UINT32_MAX
+#define DEFAULT_MIN_PERCENT 0.5
+
+struct arena {
+	char **blocks;
+	size_t nr_blocks;
+	char *cur;
+	size_t left;
+};
+
+struct slot {
+	uint32_t hash, id1;
+};
+
+struct htab {
+	struct slot *slots;
+	uint32_t mask;
+	uint32_t nr;
+};
+
+struct frame {
+	uint32_t dso;   /* string id or NONE */
+	uint32_t sym;   /* string id or NONE (then ip and map_ip are the identity) */
+	uint64_t ip, map_ip, sym_start;
+	bool kernel;
+};
+
+struct tnode {          /* prefix tree of stacks, root first; node 0 is the empty root */
+	uint32_t parent, frame;
+	uint32_t depth;
+};
+
+struct ctx {            /* who ran: everything a row key may need besides the frame */
+	uint32_t comm;
+	int32_t pid, tid, cpu;
+	uint32_t leaf_kernel;   /* the sample's mode (frames[0].kernel) */
+	uint32_t filtered;      /* excluded by --pid/--tid/--comm: counted, never shown */
+};
+
+struct rec {            /* one distinct (stack, context) with its counters */
+	uint32_t node, ctx;
+	uint64_t period, count;
+};
+
+struct tidcomm {
+	int32_t tid;
+	uint32_t comm;
+};
+
+struct report {
+	struct report_opts opts;
+	int32_t *pids, *tids, *cpus;
+	char **comms;
+	bool key_cpu;
+
+	struct arena arena;
+	char **strs;
+	size_t nr_strs, cap_strs;
+	struct htab str_ht;
+
+	struct frame *frames;
+	size_t nr_frames, cap_frames;
+	struct htab frame_ht;
+	char **fnames;          /* folded names per frame, made lazily */
+	size_t cap_fnames;
+
+	struct tnode *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct htab node_ht;
+	uint32_t max_depth;
+
+	struct ctx *ctxs;
+	size_t nr_ctxs, cap_ctxs;
+	struct htab ctx_ht;
+	uint32_t last_ctx;
+	int32_t last_pid, last_tid, last_cpu;
+	const char *last_comm_ptr;
+
+	struct rec *recs;
+	size_t nr_recs, cap_recs;
+	struct htab rec_ht;
+
+	struct tidcomm *tidcomms;
+	size_t nr_tidcomms, cap_tidcomms;
+	struct htab tidcomm_ht;
+
+	uint64_t nr_samples, total_period;
+	uint32_t *scratch;      /* frame path of one record, max_depth long */
+	size_t cap_scratch;
+};
+
+struct gctx {
+	const struct view *v;
+	FILE *fp;
+	uint64_t total, min_hit;
+	int margin;             /* extra left margin after "---" */
+	bool *mask;             /* mask[i]: draw the '|' of depth i */
+	size_t cap_mask;
+	bool any;               /* this graph printed something */
+};
+
+struct ekey {
+	uint32_t comm, dso, frame;
+	int32_t tid, cpu;
+	uint32_t addr_lo, addr_hi; /* unresolved symbol: the address (frame is then NONE) */
+	uint32_t unresolved;
+};
+
+struct entry {
+	struct ekey key;
+	uint32_t frame, comm;   /* what the row shows */
+	bool filtered;          /* created by a filtered sample: hidden, as in perf */
+	uint64_t addr;          /* unresolved: the address shown and sorted on */
+	bool kernel;            /* "[k]": the mode when the row was created */
+	int32_t pid, tid, cpu;  /* of the sample that created the row (perf's he->thread) */
+	uint64_t self, children, nr_samples;
+	uint32_t max_depth;     /* longest chain appended (perf's callchain->max_depth) */
+	uint32_t stamp;         /* last record that touched it: counts a stack once */
+	uint32_t croot;         /* call tree root in view.cnodes, NONE without graphs */
+};
+
+struct cnode {
+	uint32_t frame, parent;
+	uint32_t first_child, next_sibling, nr_children;
+	uint64_t hit, cumul;    /* chains ending here; chains through here */
+};
+
+struct view {
+	struct report *r;
+	struct entry *entries;
+	size_t nr_entries, cap_entries;
+	struct htab entry_ht;
+	struct cnode *cnodes;
+	size_t nr_cnodes, cap_cnodes;
+	struct htab cnode_ht;
+	uint32_t *order;        /* entries in output order */
+	bool graph;
+};
+
+char *rep_arena_strdup(struct arena *a, const char *s, size_t len);
+void rep_arena_free(struct arena *a);
+int rep_htab_reserve(struct htab *t);
+struct slot *rep_htab_probe(const struct htab *t, uint32_t h,
+			       bool (*eq)(const void *ctx, uint32_t id, const void *key),
+			       const void *ctx, const void *key);
+void rep_htab_set(struct htab *t, struct slot *s, uint32_t h, uint32_t id);
+uint64_t rep_mix64(uint64_t x);
+uint32_t rep_hash_words(const uint32_t *w, size_t n);
+uint32_t rep_hash_str(const char *s, size_t len);
+int rep_grow(void *arr, size_t *cap, size_t n, size_t sz);
+const char *rep_str(const struct report *r, uint32_t id);
+uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback);
+int rep_rec_frames(struct report *r, uint32_t node);
+int rep_cmp_u64_desc(uint64_t a, uint64_t b);
+void rep_view_free(struct view *v);
+int rep_view_build(struct view *v, struct report *r, bool graph);
+double rep_pct(uint64_t v, uint64_t total);
+int rep_print_graph(struct gctx *g, const struct entry *e);
+
+#endif

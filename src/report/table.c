@@ -1,0 +1,230 @@
+/* The --stdio table as perf 6.1 prints it (ui/stdio/hist.c): column widths, headers, rows with
+ * Children/Self, --percent-limit, and report__fprintf, which prints one event's section. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+
+#include "lib/cleanup.h"
+#include "report/report_int.h"
+
+/* ---- the --stdio table ------------------------------------------------------------------- */
+
+static size_t col_max(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/* The text of a symbol cell: "[k] name" or "[.] 0x..." as perf's %-#.*llx makes it. */
+static void sym_cell(const struct report *r, const struct entry *e, char *buf, size_t sz)
+{
+	const struct frame *f = &r->frames[e->frame];
+	if (f->sym != NONE)
+		snprintf(buf, sz, "[%c] %s", e->kernel ? 'k' : '.', r->strs[f->sym]);
+	else
+		snprintf(buf, sz, "[%c] %-#.*" PRIx64, e->kernel ? 'k' : '.', 16, e->addr);
+}
+
+struct widths {
+	size_t comm, dso, sym, pid;
+};
+
+static void compute_widths(const struct view *v, struct widths *w)
+{
+	const struct report *r = v->r;
+	/* Minimums are the header widths; perf widens dso to 16 when a symbol is unresolved
+	 * and sizes an unresolved symbol as 16 digits + "[x] " + "0x". */
+	w->comm = strlen("Command");
+	w->dso = strlen("Shared Object");
+	w->sym = strlen("Symbol");
+	w->pid = strlen("    Pid:Command");
+	for (size_t i = 0; i < v->nr_entries; i++) {
+		const struct entry *e = &v->entries[i];
+		const struct frame *f = &r->frames[e->frame];
+		if (e->filtered)
+			continue;
+		size_t cl = strlen(rep_str(r, e->comm));
+		w->comm = col_max(w->comm, cl);
+		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm))) + 8);
+		if (f->sym != NONE) {
+			w->sym = col_max(w->sym, strlen(r->strs[f->sym]) + 4);
+		} else {
+			w->sym = col_max(w->sym, 16 + 4 + 2);
+			w->dso = col_max(w->dso, 16);
+		}
+		w->dso = col_max(w->dso, f->dso != NONE ? strlen(r->strs[f->dso]) : strlen("[unknown]"));
+	}
+}
+
+static void print_dots(FILE *fp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fputc('.', fp);
+}
+
+/* perf hides a column filtered down to one value (--comm with a single name) and names the
+ * value in the preamble instead. */
+static bool elided(const struct report *r, enum report_sort_key k)
+{
+	return k == REPORT_SORT_COMM && r->opts.nr_comms == 1;
+}
+
+static void print_headers(const struct report *r, const struct widths *w, FILE *fp)
+{
+	const struct report_opts *o = &r->opts;
+	for (int line = 0; line < 2; line++) {
+		fputs("# ", fp);
+		if (!o->no_children) {
+			if (line)
+				print_dots(fp, 8), fputs("  ", fp), print_dots(fp, 8);
+			else
+				fprintf(fp, "%8s  %8s", "Children", "Self");
+		} else {
+			if (line)
+				print_dots(fp, 8);
+			else
+				fprintf(fp, "%8s", "Overhead");
+		}
+		for (size_t i = 0; i < o->nr_sort_keys; i++) {
+			const char *h = NULL;
+			size_t wd = 0;
+			if (elided(r, o->sort_keys[i]))
+				continue;
+			switch (o->sort_keys[i]) {
+			case REPORT_SORT_COMM:
+				h = "Command", wd = w->comm;
+				break;
+			case REPORT_SORT_DSO:
+				h = "Shared Object", wd = w->dso;
+				break;
+			case REPORT_SORT_SYM:
+				h = "Symbol", wd = w->sym;
+				break;
+			case REPORT_SORT_PID:
+				h = "    Pid:Command", wd = w->pid;
+				break;
+			case REPORT_SORT_CPU:
+				h = "CPU", wd = 3;
+				break;
+			}
+			fputs("  ", fp);
+			if (line)
+				print_dots(fp, wd);
+			else
+				fprintf(fp, "%-*s", (int)wd, h);
+		}
+		fputc('\n', fp);
+	}
+	fputs("#\n", fp);
+}
+
+double rep_pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static void print_row(const struct view *v, const struct entry *e, const struct widths *w,
+		      FILE *fp)
+{
+	const struct report *r = v->r;
+	const struct report_opts *o = &r->opts;
+	const struct frame *f = &r->frames[e->frame];
+	char buf[4096];
+
+	if (!o->no_children)
+		fprintf(fp, "  %7.2f%%  %7.2f%%", rep_pct(e->children, r->total_period),
+			rep_pct(e->self, r->total_period));
+	else
+		fprintf(fp, "  %7.2f%%", rep_pct(e->self, r->total_period));
+	for (size_t i = 0; i < o->nr_sort_keys; i++) {
+		bool last = i + 1 == o->nr_sort_keys;
+		if (elided(r, o->sort_keys[i]))
+			continue;
+		fputs("  ", fp);
+		switch (o->sort_keys[i]) {
+		case REPORT_SORT_COMM:
+			fprintf(fp, "%-*s", (int)w->comm, rep_str(r, e->comm));
+			break;
+		case REPORT_SORT_DSO:
+			fprintf(fp, "%-*s", (int)w->dso,
+				f->dso != NONE ? r->strs[f->dso] : "[unknown]");
+			break;
+		case REPORT_SORT_SYM:
+			/* Only the symbol cell is left unpadded when it is the last column. */
+			sym_cell(r, e, buf, sizeof(buf));
+			if (last)
+				fputs(buf, fp);
+			else
+				fprintf(fp, "%-*s", (int)w->sym, buf);
+			break;
+		case REPORT_SORT_PID:
+			fprintf(fp, "%7d:%-*s", e->tid, (int)w->pid - 8,
+				rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
+			break;
+		case REPORT_SORT_CPU:
+			fprintf(fp, "%*.*d", 3, 3, e->cpu);
+			break;
+		}
+	}
+	fputc('\n', fp);
+}
+
+
+/* perf's --percent-limit: the row's Children share with children, else its Self share. */
+static bool under_limit(const struct report *r, const struct entry *e)
+{
+	uint64_t v = r->opts.no_children ? e->self : e->children;
+
+	return r->opts.percent_limit > 0 && rep_pct(v, r->total_period) < r->opts.percent_limit;
+}
+
+int report__fprintf(struct report *r, FILE *fp, const char *event_name)
+{
+	const struct report_opts *o = &r->opts;
+	struct view v;
+	struct widths w;
+	bool graph = o->graph == REPORT_GRAPH_GRAPH;
+	int err = rep_view_build(&v, r, graph);
+	if (err)
+		goto out;
+
+	/* perf divides by 1000 while the count exceeds 1000 and appends K/M/G. */
+	uint64_t ns = r->nr_samples;
+	char unit = ' ';
+	const char *units = "KMG";
+	for (int i = 0; i < 3 && ns > 1000; i++) {
+		ns /= 1000;
+		unit = units[i];
+	}
+	fprintf(fp, "# Samples: %" PRIu64 "%c", ns, unit);
+	if (event_name)
+		fprintf(fp, " of event '%s'", event_name);
+	if (o->time_str)
+		fprintf(fp, " (time slices: %s)", o->time_str);
+	fprintf(fp, "\n# Event count (approx.): %" PRIu64 "\n#\n", r->total_period);
+
+	compute_widths(&v, &w);
+	print_headers(r, &w, fp);
+
+	struct gctx g = { .v = &v, .fp = fp, .total = r->total_period };
+	/* perf truncates the threshold to a whole period count. */
+	g.min_hit = (uint64_t)((double)r->total_period * (o->min_percent / 100.0));
+	for (size_t i = 0; !err && i < v.nr_entries; i++) {
+		const struct entry *e = &v.entries[v.order[i]];
+		if (e->filtered || under_limit(r, e))
+			continue;
+		print_row(&v, e, &w, fp);
+		if (graph)
+			err = rep_print_graph(&g, e);
+	}
+	free(g.mask);
+	if (!err) {
+		fputs("\n\n", fp);
+		if (ferror(fp))
+			err = -EIO;
+	}
+out:
+	rep_view_free(&v);
+	return err;
+}
