@@ -151,24 +151,40 @@ struct view {
 	bool graph;
 };
 
+/* containers.c. A copy of s[0..len) with a NUL in the arena; NULL when out of memory. */
 char *rep_arena_strdup(struct arena *a, const char *s, size_t len);
+/* Free every block of the arena. */
 void rep_arena_free(struct arena *a);
+/* Room for one more id (rehashing as needed). Returns 0 or -ENOMEM. */
 int rep_htab_reserve(struct htab *t);
+/* The slot holding the id eq() finds equal to key, or the empty slot where it goes. */
 struct slot *rep_htab_probe(const struct htab *t, uint32_t h,
 			       bool (*eq)(const void *ctx, uint32_t id, const void *key),
 			       const void *ctx, const void *key);
+/* Store id with hash h in slot s (found by rep_htab_probe). */
 void rep_htab_set(struct htab *t, struct slot *s, uint32_t h, uint32_t id);
+/* Hashes: a 64-bit finalizer, of words, of a string. */
 uint64_t rep_mix64(uint64_t x);
 uint32_t rep_hash_words(const uint32_t *w, size_t n);
 uint32_t rep_hash_str(const char *s, size_t len);
+/* Grow *arr (of *cap elements of sz bytes) to hold n + 1. Returns 0 or -ENOMEM. */
 int rep_grow(void *arr, size_t *cap, size_t n, size_t sz);
+/* report.c. The interned string of id; NULL for NONE. */
 const char *rep_str(const struct report *r, uint32_t id);
+/* The last comm seen for tid (perf shows a thread by its latest name), else fallback. */
 uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback);
+/* The frame ids of tree node `node` into r->scratch, leaf first. Returns their number or
+ * -ENOMEM. */
 int rep_rec_frames(struct report *r, uint32_t node);
+/* view.c. Larger first: -1, 0, 1. */
 int rep_cmp_u64_desc(uint64_t a, uint64_t b);
+/* Free a view built by rep_view_build. */
 void rep_view_free(struct view *v);
+/* Rows and (with graph) call trees of r, in perf's order. Returns 0 or -ENOMEM. */
 int rep_view_build(struct view *v, struct report *r, bool graph);
+/* table.c. v as a percentage of total (0 when total is 0). */
 double rep_pct(uint64_t v, uint64_t total);
+/* callgraph.c. Print e's call graph. Returns 0, -ENOMEM or -EIO. */
 int rep_print_graph(struct gctx *g, const struct entry *e);
 
 #endif
