@@ -12,6 +12,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -341,6 +342,35 @@ static int take_file(struct conn *c, const char *line, const struct record_args 
 /* Read the daemon's lines until the final one: STARTED lets a held command go (*go is then
  * closed), a first ^C asks the daemon to stop early, a second gives up. *started says whether
  * recording began. Returns the exit status. */
+/* The request, with a pidfd of pid attached when there is one: precordd then knows the
+ * process whatever our pid namespace (a pid number means another process in another). */
+static void send_request(int fd, const char *buf, size_t len, pid_t pid)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+
+	if (pidfd >= 0) {
+		struct cmsghdr *h;
+
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.b;
+		mh.msg_controllen = sizeof(cm.b);
+		h = CMSG_FIRSTHDR(&mh);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &pidfd, sizeof(int));
+	}
+	sendmsg(fd, &mh, MSG_NOSIGNAL);
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
 static int converse(struct conn *c, int *go, bool *started, const struct record_args *a)
 {
 	char line[CTL_MAX_LINE];
@@ -426,7 +456,7 @@ static int record(const char *sock, int argc, char **argv)
 		rc = 1;
 	} else {
 		/* a refusal may close the connection before the request is sent: read it anyway */
-		send(c.fd, buf, (size_t)n, MSG_NOSIGNAL);
+		send_request(c.fd, buf, (size_t)n, a.req.pid);
 		rc = converse(&c, &go, &started, &a);
 	}
 	if (go >= 0)

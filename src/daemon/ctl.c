@@ -311,6 +311,8 @@ struct ctl_client {
 	struct ctl_server *srv;
 	int fd;
 	struct ctl_peer peer;
+	bool same_pidns;      /* the peer's pid namespace is ours */
+	int pidfd;            /* a pidfd the peer passed with its request, or -1 */
 	enum client_state state;
 	uint64_t deadline_ms;
 	size_t len;
@@ -474,6 +476,8 @@ static void drop(struct ctl_server *s, struct ctl_client *c)
 			break;
 		}
 	close(c->fd);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	free(c);
 }
 
@@ -531,8 +535,7 @@ static const char *no_room(const struct ctl_server *s, const struct ctl_peer *pe
 #define SO_PEERPIDFD 77
 #endif
 
-/* The pid a pidfd stands for, from /proc/self/fdinfo: -1 once the process has exited. */
-static pid_t pidfd_pid(int pidfd)
+pid_t ctl__pidfd_pid(int pidfd)
 {
 	char path[64], line[128];
 	pid_t pid = -1;
@@ -575,7 +578,7 @@ static unsigned long long peer_caps(int fd, pid_t pid)
 		}
 	if (f)
 		fclose(f);
-	if (!found || pidfd_pid(pidfd) != pid)
+	if (!found || ctl__pidfd_pid(pidfd) != pid)
 		caps = 0;
 	close(pidfd);
 	return caps;
@@ -591,6 +594,18 @@ static void peer_details(int fd, struct ctl_peer *p)
 	else
 		p->nr_groups = 0; /* more than CREDS_MAX_GROUPS: it records with none */
 	p->cap_eff = p->uid == 0 ? 0 : peer_caps(fd, p->pid);
+}
+
+/* Whether process pid is in our pid namespace (a pid it sends means the same to us). */
+static bool same_pidns(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (pid <= 0 || stat(path, &a) < 0 || stat("/proc/self/ns/pid", &b) < 0)
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* Returns false when there is nothing (more) to accept. */
@@ -618,6 +633,7 @@ static bool accept_one(struct ctl_server *s)
 	}
 	c->srv = s;
 	c->fd = fd;
+	c->pidfd = -1;
 	c->peer.pid = cred.pid;
 	c->peer.uid = cred.uid;
 	c->peer.gid = cred.gid;
@@ -641,8 +657,53 @@ static bool accept_one(struct ctl_server *s)
 		return true;
 	}
 	peer_details(fd, &c->peer);
+	c->same_pidns = same_pidns(c->peer.pid);
 	s->clients[s->nr++] = c;
 	return true;
+}
+
+/* Read what the client sent next; a pidfd passed with it (SCM_RIGHTS) is kept, the first
+ * one only, and anything else passed is closed. Returns as recv(). */
+static ssize_t recv_request(struct ctl_client *c)
+{
+	union {
+		char b[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} cm;
+	struct iovec iov = { c->buf + c->len, sizeof(c->buf) - c->len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+			     .msg_controllen = sizeof(cm.b) };
+	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
+		size_t nfd;
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+			if (c->pidfd < 0 && ctl__pidfd_pid(fd) > 0)
+				c->pidfd = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+int ctl_client__pidfd(const struct ctl_client *c)
+{
+	return c->pidfd;
+}
+
+bool ctl_client__same_pidns(const struct ctl_client *c)
+{
+	return c->same_pidns;
 }
 
 static void read_client(struct ctl_server *s, struct ctl_client *c, short revents)
@@ -668,7 +729,7 @@ static void read_client(struct ctl_server *s, struct ctl_client *c, short revent
 		end_client(s, c, true);
 		return;
 	}
-	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
+	n = recv_request(c);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {

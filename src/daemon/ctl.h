@@ -11,7 +11,10 @@
  * Replies are lines starting "OK ", "ERR " or (record only, once recording) "STARTED ". A
  * record's final "OK ..." line carries the finished perf.data as an open read-only fd
  * (SCM_RIGHTS), already unlinked, so the caller reads it whatever the directory permissions.
- * The server closes the connection after the final line. A request that is too long, not
+ * A record request may carry a pidfd of its process (SCM_RIGHTS): it then names the process
+ * whatever the client's pid namespace; without one, a client in another pid namespace is
+ * refused (its pid would name another process here). The server closes the connection after
+ * the final line. A request that is too long, not
  * printable, not understood or not complete within the time limit gets one "ERR" line and the
  * connection is closed; nothing else in the daemon waits on a client.
  *
@@ -123,6 +126,17 @@ int ctl_server__timeout(const struct ctl_server *s);
 void ctl_server__handle(struct ctl_server *s, const struct pollfd *pfds, size_t n);
 
 const struct ctl_peer *ctl_client__peer(const struct ctl_client *c);
+
+/* A pidfd the client passed with its request (SCM_RIGHTS), owned by c; -1 if none. It names
+ * the process to record whatever the client's pid namespace. */
+int ctl_client__pidfd(const struct ctl_client *c);
+
+/* Whether the client is in precordd's pid namespace, so that a pid it sends is ours too. */
+bool ctl_client__same_pidns(const struct ctl_client *c);
+
+/* The pid, in our namespace, of the process pidfd refers to (from /proc/self/fdinfo); -1 once
+ * it has exited, 0 or -1 for an fd that is not a pidfd. */
+pid_t ctl__pidfd_pid(int pidfd);
 
 /* Send a reply line ('\n' added). Returns 0 or -errno (a client that does not read is
  * not waited for: -EAGAIN). */

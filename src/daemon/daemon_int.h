@@ -1,0 +1,134 @@
+/* What the parts of precordd's loop share: the daemon's state and each part's entry points.
+ * Private to src/daemon (daemon.c: lifecycle, signals and the loop; retention.c: the files and
+ * the disk budget; session.c: continuous recording and rotation; status.c: status lines;
+ * jobs.c: the recordings asked over the control socket). Everything runs on the daemon's one
+ * thread. */
+#ifndef PRECORD_DAEMON_INT_H
+#define PRECORD_DAEMON_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "daemon/config.h"
+#include "daemon/ctl.h"
+#include "daemon/daemon.h"
+
+struct creds;
+struct record;
+struct record_opts;
+
+#define TICK_MS 100
+#define STATUS_EVERY_MS 5000
+#define MAX_JOBS 64
+#define CTL_DIR ".control"
+/* a longer rotation counts as this long in the headroom (see session__headroom()) */
+#define MAX_ROT_MS 2000
+
+struct dfile {
+	uint32_t seq;
+	char *name;      /* in the output directory */
+	uint64_t bytes;  /* counted against the budget */
+	time_t mtime;
+};
+
+/* A `precord ctl record` in progress. */
+struct job {
+	struct record *rec;
+	struct ctl_client *client;
+	int fd;            /* the finished file, read-only, already unlinked */
+	int pidfd;         /* the pid target, to notice a pid reused after the check; -1 */
+	struct creds *creds; /* the client's, which the recording runs with; NULL for root */
+	uint64_t deadline_ms;
+	pid_t *pids;
+	size_t nr_pids;
+	char path[PATH_MAX];
+};
+
+struct daemon {
+	struct daemon_opts o;
+	char *config_path;
+	struct daemon_config cfg;
+	int sig_fd;
+	struct ctl_server *ctl;
+
+	/* continuous recording */
+	struct record *rec;
+	pid_t *rec_pids;            /* pids of the session (config pids + cgroup members) */
+	char cur_path[PATH_MAX];    /* the open .partial */
+	uint32_t cur_seq;
+	uint64_t cur_bytes;         /* size at the last tick */
+	uint64_t file_started_ms;
+	uint32_t next_seq;
+	struct dfile *files;        /* closed, oldest first */
+	size_t nr_files, cap_files;
+	uint64_t closed_bytes;
+	uint64_t max_growth;        /* largest growth of the open file in one tick (decays) */
+	uint64_t rot_ms;            /* how long the last rotation (or the start) took */
+	uint64_t rot_growth;        /* largest growth of a file during its rotation (the new
+				     * file's synthesis runs while the old one takes ring data,
+				     * then its features are written; decays) */
+	uint64_t start_bytes;       /* size of the last file right after it was opened */
+	uint64_t rotations, deleted, rotate_fail_until_ms;
+	uint64_t past_samples, past_lost; /* of sessions that ended */
+
+	/* status */
+	uint64_t rate_bytes, rate_t_ms;
+	double rate;                /* bytes per second written, last status interval */
+	uint64_t next_status_ms;
+	char state_msg[256];        /* why not recording, or the last error */
+
+	uint64_t watchdog_usec, next_watchdog_ms;
+	struct job jobs[MAX_JOBS];
+	size_t nr_jobs;
+	uint64_t ctl_count;
+	char err[512];
+};
+
+/* daemon.c: a message for the log; the reason of a failure for daemon__error(). */
+void daemon__log(struct daemon *d, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void daemon__set_error(struct daemon *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* retention.c: the closed files, oldest first, and the disk budget. */
+void retention__clear(struct daemon *d);
+/* Delete oldest files until the closed ones plus reserve fit in the budget, and those older
+ * than max_age. */
+void retention__enforce(struct daemon *d, uint64_t reserve);
+void retention__make_name(struct daemon *d, uint32_t seq, char *buf, size_t size, bool partial);
+uint64_t retention__size_of(const char *path);
+uint64_t retention__size_of_fd(int fd);
+void retention__starting_name(const char *partial, char *buf, size_t size);
+void retention__close_file(struct daemon *d, const char *path, uint32_t seq);
+/* mkdir -p the output directory, count what is there; 0 or -errno (daemon__error says). */
+int retention__prepare_dir(struct daemon *d);
+
+/* session.c: continuous recording. */
+void session__notice(void *ctx, const char *msg);
+int session__start(struct daemon *d);
+void session__stop(struct daemon *d);
+uint64_t session__headroom(const struct daemon *d);
+/* Returns the name of the file that was closed (in closed), or NULL. */
+const char *session__rotate(struct daemon *d, char *closed, size_t size);
+void session__tick(struct daemon *d);
+bool session__restart(struct daemon *d, struct daemon_config *old, bool may_revert);
+
+/* status.c */
+void status__line(struct daemon *d, char *buf, size_t size);
+void status__update_rate(struct daemon *d);
+void status__notify(struct daemon *d);
+void status__reply(struct daemon *d, struct ctl_client *c);
+
+/* jobs.c: `precord ctl record`. */
+void jobs__start(struct daemon *d, struct ctl_client *c, const struct ctl_request *req);
+void jobs__remove(struct daemon *d, size_t i);
+void jobs__finish(struct daemon *d, size_t i, const char *note);
+void jobs__gone(void *ctx, struct ctl_client *c, bool orderly);
+void jobs__tick(struct daemon *d);
+
+#endif

@@ -1,0 +1,255 @@
+/* precordd's files and disk budget: the closed recordings, oldest first, counted from what an
+ * earlier run left; names (precord-SEQ-TIME.data, born .starting, .partial while open); and the
+ * budget, enforced by deleting the oldest (see daemon.c for the invariant). */
+#include "daemon/daemon_int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+
+/* What a file costs: its length, or its blocks when more (a sparse file never is). */
+static uint64_t file_bytes(const struct stat *st)
+{
+	uint64_t b = (uint64_t)st->st_blocks * 512;
+
+	return b > (uint64_t)st->st_size ? b : (uint64_t)st->st_size;
+}
+
+static bool parse_name(const char *name, uint32_t *ret_seq)
+{
+	unsigned int seq;
+	int n = 0;
+	size_t l = strlen(name);
+
+	if (sscanf(name, "precord-%8u-%n", &seq, &n) != 1 || n != 17)
+		return false;
+	if (!(l > 5 && !strcmp(name + l - 5, ".data")) &&
+	    !(l > 13 && !strcmp(name + l - 13, ".data.partial")))
+		return false;
+	*ret_seq = seq;
+	return true;
+}
+
+static int cmp_files(const void *a, const void *b)
+{
+	const struct dfile *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void retention__clear(struct daemon *d)
+{
+	for (size_t i = 0; i < d->nr_files; i++)
+		free(d->files[i].name);
+	d->nr_files = 0;
+	d->closed_bytes = 0;
+}
+
+static int files_add(struct daemon *d, uint32_t seq, const char *name, const struct stat *st)
+{
+	struct dfile *f;
+
+	if (d->nr_files == d->cap_files) {
+		size_t nc = d->cap_files ? d->cap_files * 2 : 32;
+		struct dfile *nf = realloc(d->files, nc * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		d->files = nf;
+		d->cap_files = nc;
+	}
+	f = &d->files[d->nr_files];
+	f->name = strdup(name);
+	if (!f->name)
+		return -ENOMEM;
+	f->seq = seq;
+	f->bytes = file_bytes(st);
+	f->mtime = st->st_mtime;
+	d->nr_files++;
+	d->closed_bytes += f->bytes;
+	if (seq >= d->next_seq)
+		d->next_seq = seq + 1;
+	return 0;
+}
+
+/* Everything an earlier run left, counted against the budget from the start. */
+static int scan_dir(struct daemon *d)
+{
+	DIR *dir;
+	struct dirent *de;
+	int err = 0;
+
+	retention__clear(d);
+	d->next_seq = 1;
+	dir = opendir(d->cfg.output_dir);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		struct stat st;
+		uint32_t seq;
+
+		if (!strncmp(de->d_name, "precord-", 8) && strlen(de->d_name) > 14 &&
+		    !strcmp(de->d_name + strlen(de->d_name) - 14, ".data.starting")) {
+			/* a file a crash caught before its first sample: nothing to keep */
+			unlinkat(dirfd(dir), de->d_name, 0);
+			continue;
+		}
+		if (!parse_name(de->d_name, &seq))
+			continue;
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		err = files_add(d, seq, de->d_name, &st);
+		if (err)
+			break;
+	}
+	closedir(dir);
+	if (d->nr_files)
+		qsort(d->files, d->nr_files, sizeof(*d->files), cmp_files);
+	return err;
+}
+
+static void delete_oldest(struct daemon *d, const char *why)
+{
+	struct dfile *f = &d->files[0];
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, f->name);
+	if (unlink(path) < 0 && errno != ENOENT)
+		daemon__log(d, LOG_WARNING, "cannot delete %s: %m, ignoring", path);
+	else
+		daemon__log(d, LOG_DEBUG, "deleted %s (%s)", f->name, why);
+	d->closed_bytes -= f->bytes;
+	free(f->name);
+	memmove(d->files, d->files + 1, (d->nr_files - 1) * sizeof(*d->files));
+	d->nr_files--;
+	d->deleted++;
+}
+
+/* Delete oldest files until the closed ones plus reserve fit in the budget, and those older
+ * than max_age. */
+void retention__enforce(struct daemon *d, uint64_t reserve)
+{
+	uint64_t budget = d->cfg.max_total_size;
+
+	while (d->nr_files && d->closed_bytes + reserve > budget)
+		delete_oldest(d, "over the disk budget");
+	if (d->cfg.max_age_ms) {
+		time_t limit = time(NULL) - (time_t)(d->cfg.max_age_ms / 1000);
+
+		while (d->nr_files && d->files[0].mtime < limit)
+			delete_oldest(d, "older than max_age");
+	}
+}
+
+void retention__make_name(struct daemon *d, uint32_t seq, char *buf, size_t size, bool partial)
+{
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(buf, size, "%s/precord-%08u-%s.data%s", d->cfg.output_dir, seq, ts,
+		 partial ? ".partial" : "");
+}
+
+uint64_t retention__size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? file_bytes(&st) : 0;
+}
+
+uint64_t retention__size_of_fd(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* A new file is created as .data.starting and becomes .data.partial once its synthesized
+ * start is written and its header says so: a kill meanwhile leaves a .starting file, which
+ * holds no samples and is deleted at the next start, so only the one .partial file can be
+ * damaged. */
+void retention__starting_name(const char *partial, char *buf, size_t size)
+{
+	size_t l = strlen(partial) - strlen(".partial");
+
+	snprintf(buf, size, "%.*s.starting", (int)l, partial);
+}
+
+/* The finalized file at path (a .partial) gets its final name and joins the closed list. */
+void retention__close_file(struct daemon *d, const char *path, uint32_t seq)
+{
+	char final[PATH_MAX];
+	size_t l = strlen(path);
+	struct stat st;
+	const char *base;
+
+	snprintf(final, sizeof(final), "%.*s", (int)(l - strlen(".partial")), path);
+	if (rename(path, final) < 0) {
+		daemon__log(d, LOG_WARNING, "cannot rename %s: %m, keeping the name", path);
+		snprintf(final, sizeof(final), "%s", path);
+	}
+	if (stat(final, &st) < 0)
+		return;
+	base = strrchr(final, '/') + 1;
+	if (files_add(d, seq, base, &st) < 0)
+		daemon__log(d, LOG_WARNING, "out of memory: %s is not counted, ignoring", base);
+}
+
+int retention__prepare_dir(struct daemon *d)
+{
+	char path[PATH_MAX];
+	char *p;
+	int err;
+
+	/* mkdir -p, 0750: the recordings show what runs on the machine */
+	snprintf(path, sizeof(path), "%s", d->cfg.output_dir);
+	for (p = path + 1; ; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+
+			*p = 0;
+			if (mkdir(path, 0750) < 0 && errno != EEXIST) {
+				err = -errno;
+				daemon__set_error(d, "cannot create %s: %s", path, strerror(errno));
+				return err;
+			}
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	if (access(d->cfg.output_dir, W_OK | X_OK) < 0) {
+		err = -errno;
+		daemon__set_error(d, "cannot write into %s: %s", d->cfg.output_dir, strerror(errno));
+		return err;
+	}
+	err = scan_dir(d);
+	if (err) {
+		daemon__set_error(d, "cannot list %s: %s", d->cfg.output_dir, strerror(-err));
+		return err;
+	}
+	/* Recordings handed out by fd were unlinked; any left were cut short by a crash. */
+	snprintf(path, sizeof(path), "%s/" CTL_DIR, d->cfg.output_dir);
+	{
+		DIR *dir = opendir(path);
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir)))
+			if (de->d_name[0] != '.')
+				unlinkat(dirfd(dir), de->d_name, 0);
+		if (dir)
+			closedir(dir);
+	}
+	return 0;
+}

@@ -1,0 +1,331 @@
+/* precordd's continuous session: started from the configuration (targets resolved, the
+ * file born .starting), rotated by size and time with a headroom estimated from the growth
+ * seen, stopped with its file finalized; a reload may take the previous one back. */
+#include "daemon/daemon_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/cleanup.h"
+#include "record/record.h"
+
+void session__notice(void *ctx, const char *msg)
+{
+	struct daemon *d = ctx;
+
+	daemon__log(d, LOG_NOTICE, "%s", msg);
+}
+
+static int resolve_pids(struct daemon *d, const struct daemon_config *c, pid_t **ret, size_t *nr)
+{
+	_cleanup_free_ pid_t *all = NULL;
+	size_t n = 0;
+
+	if (c->nr_pids) {
+		all = malloc(c->nr_pids * sizeof(pid_t));
+		if (!all)
+			return -ENOMEM;
+		memcpy(all, c->pids, c->nr_pids * sizeof(pid_t));
+		n = c->nr_pids;
+	}
+	for (size_t i = 0; i < c->nr_cgroups; i++) {
+		_cleanup_free_ pid_t *cp = NULL;
+		size_t cn = 0;
+		pid_t *na;
+		int err = ctl__cgroup_pids(NULL, c->cgroups[i], &cp, &cn);
+
+		if (err) {
+			daemon__set_error(d, "cannot list the processes of cgroup %s: %s", c->cgroups[i],
+			       strerror(-err));
+			return err;
+		}
+		na = realloc(all, (n + cn + 1) * sizeof(pid_t));
+		if (!na)
+			return -ENOMEM;
+		all = na;
+		memcpy(all + n, cp, cn * sizeof(pid_t));
+		n += cn;
+	}
+	if (!n) {
+		daemon__set_error(d, "the cgroups to record hold no process");
+		return -ESRCH;
+	}
+	*ret = TAKE_PTR(all);
+	*nr = n;
+	return 0;
+}
+
+/* How the continuous session of configuration c records (no output, no targets yet). */
+static void session_opts(const struct daemon_config *c, void *notice_ctx, struct record_opts *ro)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	*ro = (struct record_opts){
+		.events = c->event,
+		.freq = c->frequency,
+		.callgraph = c->callgraph,
+		.stack_size = c->stack_size,
+		.mmap_pages = c->buffer_size / (uint64_t)page,
+		.comp_level = c->compression,
+		.affinity = TOPO_SCOPE_CPU,
+		.keep_old = false,
+		.notice = notice_ctx ? session__notice : NULL,
+		.notice_ctx = notice_ctx,
+	};
+	if (c->all) {
+		ro->system_wide = true;
+		ro->cpu_list = c->cpus;
+	}
+}
+
+int daemon__check_recording(const struct daemon_config *c, char **ret_msg)
+{
+	struct record_opts ro;
+	struct record *rec;
+	pid_t self = getpid();
+	int err;
+
+	*ret_msg = NULL;
+	session_opts(c, NULL, &ro);
+	if (!c->all) {
+		/* the targets are looked up when recording starts; the rest is checked here */
+		ro.pids = &self;
+		ro.nr_pids = 1;
+	}
+	ro.output = "/nonexistent/precordd-check.data"; /* never created: nothing starts */
+	rec = record__new();
+	if (!rec) {
+		*ret_msg = strdup(strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = record__setup(rec, &ro);
+	if (err)
+		*ret_msg = strdup(record__error(rec));
+	record__free(rec);
+	return err;
+}
+
+int session__start(struct daemon *d)
+{
+	size_t nr_pids = 0;
+	struct record_opts ro;
+	char starting[PATH_MAX];
+	uint64_t t0;
+	int err;
+
+	session_opts(&d->cfg, d, &ro);
+	free(d->rec_pids);
+	d->rec_pids = NULL;
+	if (!d->cfg.all) {
+		err = resolve_pids(d, &d->cfg, &d->rec_pids, &nr_pids);
+		if (err)
+			return err;
+		ro.pids = d->rec_pids;
+		ro.nr_pids = nr_pids;
+	}
+	retention__enforce(d, d->cfg.rotate_size);
+	d->cur_seq = d->next_seq++;
+	retention__make_name(d, d->cur_seq, d->cur_path, sizeof(d->cur_path), true);
+	retention__starting_name(d->cur_path, starting, sizeof(starting));
+	ro.output = starting;
+	d->rec = record__new();
+	if (!d->rec) {
+		daemon__set_error(d, "cannot start a recording: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	err = record__setup(d->rec, &ro);
+	if (err) {
+		daemon__set_error(d, "%s", record__error(d->rec));
+		record__free(d->rec);
+		d->rec = NULL;
+		return err;
+	}
+	t0 = clock__ms();
+	err = record__start(d->rec);
+	d->rot_ms = clock__ms() - t0;
+	if (err) {
+		daemon__set_error(d, "%s", record__error(d->rec));
+		record__free(d->rec);
+		d->rec = NULL;
+		unlink(starting);
+		return err;
+	}
+	record__sync(d->rec);
+	if (rename(starting, d->cur_path) < 0)
+		snprintf(d->cur_path, sizeof(d->cur_path), "%s", starting);
+	d->file_started_ms = clock__ms();
+	d->cur_bytes = d->start_bytes = retention__size_of(d->cur_path);
+	d->max_growth = 0;
+	d->rate_bytes = 0;
+	d->rate_t_ms = d->file_started_ms;
+	d->state_msg[0] = 0;
+	daemon__log(d, LOG_INFO, "recording %s at %llu Hz into %s", d->cfg.event,
+	      (unsigned long long)d->cfg.frequency, d->cfg.output_dir);
+	return 0;
+}
+
+void session__stop(struct daemon *d)
+{
+	struct record_stats st;
+	int err;
+
+	if (!d->rec)
+		return;
+	err = record__stop(d->rec);
+	record__stats(d->rec, &st);
+	d->past_samples += st.samples;
+	d->past_lost += st.lost_events + st.lost_samples;
+	if (err)
+		daemon__log(d, LOG_ERR, "%s", record__error(d->rec));
+	record__free(d->rec);
+	d->rec = NULL;
+	retention__close_file(d, d->cur_path, d->cur_seq);
+	d->cur_path[0] = 0;
+	d->cur_bytes = 0;
+	retention__enforce(d, 0);
+}
+
+/* What the open file may still grow by before the next tick or rotation. Capped at
+ * rotate_size: one slow rotation (a stalled disk, a hostile mapped file) must not make the
+ * budget delete history it will never need. */
+uint64_t session__headroom(const struct daemon *d)
+{
+	uint64_t rot_ms = d->rot_ms < MAX_ROT_MS ? d->rot_ms : MAX_ROT_MS;
+	/* what a rotation adds: seen last time, or the rate times how long the last one took */
+	uint64_t rot = d->max_growth * (rot_ms + TICK_MS) / TICK_MS, h;
+
+	if (rot < d->rot_growth)
+		rot = d->rot_growth;
+	/* twice that: a loaded machine makes the next rotation slower */
+	h = 2 * d->max_growth + 2 * rot + 8192;
+	return h < d->cfg.rotate_size ? h : d->cfg.rotate_size;
+}
+
+/* Returns the name of the file that was closed, or NULL. */
+const char *session__rotate(struct daemon *d, char *closed, size_t size)
+{
+	char next[PATH_MAX], old[PATH_MAX], starting[PATH_MAX];
+	uint32_t seq = d->next_seq, old_seq = d->cur_seq;
+	uint64_t before, t0;
+	int err;
+
+	/* room for the open file, its features and the next file's start */
+	retention__enforce(d, d->cur_bytes + session__headroom(d) + 2 * d->start_bytes);
+	retention__make_name(d, seq, next, sizeof(next), true);
+	retention__starting_name(next, starting, sizeof(starting));
+	snprintf(old, sizeof(old), "%s", d->cur_path);
+	before = retention__size_of(old);
+	t0 = clock__ms();
+	err = record__rotate(d->rec, starting);
+	d->rot_ms = clock__ms() - t0;
+	if (err && access(starting, F_OK) != 0) {
+		/* the new file could not be started: recording goes on in the old one */
+		daemon__log(d, LOG_ERR, "cannot rotate: %s; trying again in 5 s", record__error(d->rec));
+		snprintf(d->state_msg, sizeof(d->state_msg), "rotation failed: %s",
+			 record__error(d->rec));
+		d->rotate_fail_until_ms = clock__ms() + 5000;
+		return NULL;
+	}
+	if (err)
+		daemon__log(d, LOG_ERR, "%s", record__error(d->rec));
+	d->next_seq = seq + 1;
+	d->cur_seq = seq;
+	if (rename(starting, next) < 0)
+		snprintf(next, sizeof(next), "%s", starting);
+	snprintf(d->cur_path, sizeof(d->cur_path), "%s", next);
+	{
+		uint64_t after = retention__size_of(old), g = after > before ? after - before : 0;
+
+		d->rot_growth = g > d->rot_growth ? g : d->rot_growth - d->rot_growth / 8;
+		daemon__log(d, LOG_DEBUG, "rotated in %llu ms at %llu bytes (headroom %llu), closed at "
+		      "%llu", (unsigned long long)d->rot_ms, (unsigned long long)before,
+		      (unsigned long long)session__headroom(d), (unsigned long long)after);
+	}
+	retention__close_file(d, old, old_seq);
+	d->rotations++;
+	d->file_started_ms = clock__ms();
+	d->cur_bytes = d->start_bytes = retention__size_of(next);
+	d->state_msg[0] = 0;
+	retention__enforce(d, d->cfg.rotate_size);
+	if (closed) {
+		const char *b = strrchr(old, '/') + 1;
+		size_t l = strlen(b);
+
+		if (l > 8 && !strcmp(b + l - 8, ".partial"))
+			l -= 8;
+		snprintf(closed, size, "%.*s", (int)l, b);
+	}
+	return closed;
+}
+
+void session__tick(struct daemon *d)
+{
+	uint64_t now = clock__ms(), size, grow;
+	int r;
+
+	if (!d->rec)
+		return;
+	r = record__poll(d->rec, 0);
+	/* the header's data size at every tick: a kill -9 loses at most a tick of data */
+	record__sync(d->rec);
+	if (r == 1) {
+		daemon__log(d, LOG_NOTICE, "every process recorded has ended; continuous recording "
+				     "stops until a reload");
+		snprintf(d->state_msg, sizeof(d->state_msg), "idle: the recorded processes ended");
+		session__stop(d);
+		return;
+	}
+	size = retention__size_of(d->cur_path);
+	grow = size > d->cur_bytes ? size - d->cur_bytes : 0;
+	/* the largest recent growth per tick, forgotten slowly */
+	d->max_growth = grow > d->max_growth ? grow : d->max_growth - d->max_growth / 64;
+	d->cur_bytes = size;
+	/* By size once the file would outgrow rotate_size by the next tick; but a file must
+	 * first carry some data of its own (an eighth of rotate_size) beyond its synthesized
+	 * start, or a rotate_size too small for that start would rotate at every tick. */
+	if (now >= d->rotate_fail_until_ms &&
+	    ((size + session__headroom(d) >= d->cfg.rotate_size &&
+	      (size >= d->cfg.rotate_size ||
+	       (size > d->start_bytes && size - d->start_bytes >= d->cfg.rotate_size / 8))) ||
+	     (d->cfg.rotate_interval_ms && now - d->file_started_ms >= d->cfg.rotate_interval_ms)))
+		session__rotate(d, NULL, 0);
+	/* a burst may have outrun the estimate: keep the whole within the budget */
+	retention__enforce(d, d->cur_bytes + session__headroom(d));
+}
+
+/* Stop the running session and start the one of d->cfg. When that fails and old (the previous
+ * configuration, which recorded) may be taken back, recording goes on as before. Returns true
+ * when the new session runs. */
+bool session__restart(struct daemon *d, struct daemon_config *old, bool may_revert)
+{
+	bool was_recording = d->rec != NULL;
+	struct daemon_config tmp;
+
+	session__stop(d);
+	if (!d->cfg.continuous)
+		return false;
+	if (session__start(d) == 0)
+		return true;
+	daemon__log(d, LOG_ERR, "cannot record with the new configuration: %s", d->err);
+	snprintf(d->state_msg, sizeof(d->state_msg), "idle: cannot record");
+	if (!was_recording || !may_revert)
+		return false;
+	/* the old session's configuration comes back, so recording goes on */
+	tmp = d->cfg;
+	d->cfg = *old;
+	*old = tmp;
+	if (session__start(d) == 0) {
+		daemon__log(d, LOG_NOTICE, "recording goes on with the previous configuration");
+		snprintf(d->state_msg, sizeof(d->state_msg), "reload failed: cannot record");
+	} else {
+		daemon__log(d, LOG_ERR, "cannot record with the previous configuration either: %s",
+		      d->err);
+	}
+	return false;
+}
