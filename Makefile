@@ -31,7 +31,7 @@ override CFLAGS += -DPRECORD_VERSION='"$(PRECORD_VERSION)"'
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
 DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
 	check linux-perf systemd procps libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go \
-	stress-ng
+	stress-ng hotspot
 
 B := build
 # src/ by layer (lib <- perf <- ringbuf, unwind <- record, report <- daemon <- cmd); headers are

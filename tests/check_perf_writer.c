@@ -1069,8 +1069,8 @@ START_TEST(test_build_ids)
 	struct perf_writer *w = open_simple(path);
 	char exe[4096];
 	struct self_id self = { .len = 0 };
-	uint8_t kid[FEAT_BUILD_ID_MAX];
-	int klen = feat__build_id_kernel(kid);
+	uint8_t kid[FEAT_BUILD_ID_MAX], vid[FEAT_BUILD_ID_MAX];
+	int klen = feat__build_id_kernel(kid), vlen = feat__build_id_vdso(vid);
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	ck_assert_int_gt(n, 0);
@@ -1087,11 +1087,26 @@ START_TEST(test_build_ids)
 	ck_assert_int_eq(perf_writer__add_dso(w, "[kernel.kallsyms]_text", true), 0);
 	ck_assert_int_eq(perf_writer__add_dso(w, "[kernel.kallsyms]", true), 0);
 	ck_assert_int_eq(perf_writer__add_dso(w, "/lib/modules/x.ko", true), 0);
+	/* MMAP2 records: a data mapping of a file is no candidate; a code one is (once). */
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_gen;
+		uint32_t prot, flags;
+		char name[64];
+	} m2 = { .h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, sizeof(m2) }, .prot = 1 };
+	snprintf(m2.name, sizeof(m2.name), "%s", "/usr/bin/dash"); /* has a build id */
+	ck_assert_int_eq(perf_writer__note_mmap(w, &m2.h), 0);
+	m2.prot = 5;
+	snprintf(m2.name, sizeof(m2.name), "%s", "[vdso]");
+	ck_assert_int_eq(perf_writer__note_mmap(w, &m2.h), 0);
 	ck_assert_int_eq(perf_writer__finalize(w), 0);
 
 	struct file f = slurp(path);
 	struct feats ft = read_feats(&f);
-	bool saw_exe = false, saw_kernel = false;
+	bool saw_exe = false, saw_kernel = false, saw_vdso = false;
 	ck_assert(ft.has[FEAT_BUILD_ID]);
 	uint64_t off = ft.sec[FEAT_BUILD_ID].offset;
 	uint64_t end = off + ft.sec[FEAT_BUILD_ID].size;
@@ -1122,6 +1137,14 @@ START_TEST(test_build_ids)
 			ck_assert_int_gt(klen, 0);
 			ck_assert_uint_eq(id_len, klen);
 			ck_assert_mem_eq(e + 12, kid, klen);
+		} else if (strcmp(name, "[vdso]") == 0) {
+			/* As perf: the id of the vDSO the kernel maps into every process. */
+			ck_assert(!saw_vdso);
+			saw_vdso = true;
+			ck_assert_uint_eq(rh.misc, 0x8000 | PERF_RECORD_MISC_USER);
+			ck_assert_int_gt(vlen, 0);
+			ck_assert_uint_eq(id_len, vlen);
+			ck_assert_mem_eq(e + 12, vid, vlen);
 		} else {
 			ck_abort_msg("unexpected BUILD_ID entry %s", name);
 		}
@@ -1130,6 +1153,7 @@ START_TEST(test_build_ids)
 	ck_assert_uint_eq(off, end);
 	ck_assert(saw_exe);
 	ck_assert(saw_kernel == (klen > 0));
+	ck_assert(saw_vdso);
 	perf_writer__free(w);
 	free(f.data);
 }

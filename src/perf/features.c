@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -331,4 +332,28 @@ int feat__build_id_kernel(uint8_t id[FEAT_BUILD_ID_MAX])
 			break;
 	}
 	return feat__build_id_from_notes(buf, len, id);
+}
+
+int feat__build_id_vdso(uint8_t id[FEAT_BUILD_ID_MAX])
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+
+	if (!base)
+		return -ENOENT;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize < sizeof(Elf64_Phdr))
+		return -ENOEXEC;
+	/* The vDSO is mapped whole from its start: file offsets are offsets from base. */
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff + i * eh->e_phentsize);
+		int r;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		r = feat__build_id_from_notes(base + ph->p_offset, ph->p_filesz, id);
+		if (r != -ENOENT)
+			return r;
+	}
+	return -ENOENT;
 }

@@ -59,5 +59,8 @@ int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUI
 int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX]);
 /* The running kernel's build id, from /sys/kernel/notes. Same returns. */
 int feat__build_id_kernel(uint8_t id[FEAT_BUILD_ID_MAX]);
+/* The vDSO's build id, read from this process's own vDSO (the kernel maps the same one into
+ * every 64-bit process), as perf reads it. Same returns. */
+int feat__build_id_vdso(uint8_t id[FEAT_BUILD_ID_MAX]);
 
 #endif

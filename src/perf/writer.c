@@ -280,6 +280,34 @@ void perf_writer__note_compression(struct perf_writer *w, uint64_t raw, uint64_t
 	__atomic_fetch_add(&w->comp_out, compressed, __ATOMIC_RELAXED);
 }
 
+int perf_writer__note_mmap(struct perf_writer *w, const struct perf_event_header *h)
+{
+	uint16_t cpumode = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	size_t name_off;
+	const char *name;
+	uint32_t prot = 4; /* PROT_EXEC: an MMAP record maps code unless it says data */
+
+	if (h->type == PERF_RECORD_MMAP && !(h->misc & PERF_RECORD_MISC_MMAP_DATA)) {
+		name_off = 8 + 32;
+	} else if (h->type == PERF_RECORD_MMAP2 && !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		name_off = 8 + 64;
+		if (h->size >= name_off)
+			memcpy(&prot, (const char *)h + 8 + 56, 4);
+	} else {
+		return 0;
+	}
+	if (h->size <= name_off || !(prot & 4))
+		return 0;
+	name = (const char *)h + name_off;
+	if (!memchr(name, 0, h->size - name_off))
+		return 0;
+	if (cpumode == PERF_RECORD_MISC_KERNEL)
+		return strncmp(name, "[kernel.kallsyms]", 17) == 0 ? perf_writer__add_dso(w, name, true) : 0;
+	if (name[0] == '/' || strcmp(name, "[vdso]") == 0)
+		return perf_writer__add_dso(w, name, false);
+	return 0;
+}
+
 static unsigned int hash_path(const char *s)
 {
 	uint32_t h = 2166136261u; /* FNV-1a */
@@ -419,7 +447,15 @@ static int build_ids_fn(void *p)
 				}
 				continue;
 			}
-			/* Only real files: "[vdso]", "//anon", "[heap]" have no file to check. */
+			/* The vDSO as perf names it; no other "[...]" or "//anon" has a file. */
+			if (strcmp(d->path, "[vdso]") == 0) {
+				len = feat__build_id_vdso(id);
+				if (len > 0) {
+					put_build_id(b, d->path, PERF_RECORD_MISC_USER, id, len);
+					n++;
+				}
+				continue;
+			}
 			if (d->path[0] != '/' || clock__ms() > end)
 				continue;
 			len = feat__build_id_file(d->path, id);

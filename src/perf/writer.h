@@ -74,6 +74,10 @@ void perf_writer__note_compression(struct perf_writer *w, uint64_t raw, uint64_t
  * /sys/kernel/notes); other kernel paths (modules) are skipped. Duplicates are ignored.
  * Returns 0 or -ENOMEM. */
 int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel);
+/* Register the DSO that an MMAP or MMAP2 record maps, when BUILD_ID may name it: an executable
+ * mapping of a file, "[vdso]" (id read from the recorder's own vDSO) or the kernel's
+ * "[kernel.kallsyms]" map. Other records are ignored. Returns 0 or -ENOMEM. */
+int perf_writer__note_mmap(struct perf_writer *w, const struct perf_event_header *h);
 
 /* Set the payload of a private feature section (bit > FEAT_LAST, which perf 6.1 skips
  * silently), written at finalize after perf's own features. One private feature at most;

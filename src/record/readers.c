@@ -146,15 +146,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_MMAP2:
 		/* Executable mappings are candidates for the BUILD_ID feature. */
-		if (h->size > 8 + 64 && !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-			uint32_t prot;
-			const char *name = (const char *)h + 8 + 64;
-
-			memcpy(&prot, (const char *)h + 8 + 56, 4);
-			if ((prot & 4 /* PROT_EXEC */) && name[0] == '/' &&
-			    memchr(name, 0, h->size - 8 - 64))
-				perf_writer__add_dso(p->o.writer, name, false);
-		}
+		perf_writer__note_mmap(p->o.writer, h);
 		break;
 	}
 	return 0;

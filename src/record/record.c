@@ -702,6 +702,15 @@ static int synth_emit(void *ctx, const void *buf, size_t len)
 	struct record *rec = ctx;
 	struct iovec iov = { (void *)buf, len };
 
+	/* The kernel's and the processes' maps are candidates for the BUILD_ID feature. */
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
+		const struct perf_event_header *h = (const void *)((const char *)buf + off);
+
+		if (h->size < sizeof(*h) || off + h->size > len)
+			break;
+		perf_writer__note_mmap(rec->w, h);
+		off += h->size;
+	}
 	return perf_writer__append(rec->w, &iov, 1);
 }
 
