@@ -86,6 +86,7 @@ struct daemon {
 	struct job jobs[MAX_JOBS];
 	size_t nr_jobs;
 	uint64_t ctl_count;
+	uint64_t jobs_bytes;        /* the control recordings' files, at the last tick */
 	char err[512];
 };
 

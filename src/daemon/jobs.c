@@ -301,10 +301,37 @@ void jobs__gone(void *ctx, struct ctl_client *c, bool orderly)
 	}
 }
 
+/* The recordings asked over the socket together may hold a quarter of the disk budget (they
+ * are written in the output directory until handed over): past that, the largest is stopped
+ * early and handed over, so that no client can fill the disk or crowd out the history. */
+static void enforce_budget(struct daemon *d)
+{
+	uint64_t limit = d->cfg.max_total_size / 4, total = 0, largest = 0;
+	size_t big = 0;
+
+	for (size_t i = 0; i < d->nr_jobs; i++) {
+		uint64_t b = retention__size_of_fd(d->jobs[i].fd);
+
+		total += b;
+		if (b >= largest) {
+			largest = b;
+			big = i;
+		}
+	}
+	d->jobs_bytes = total;
+	if (d->nr_jobs && total > limit) {
+		daemon__log(d, LOG_NOTICE, "control: recordings hold %llu bytes, above a quarter of "
+			    "max_total_size: the largest stops early",
+			    (unsigned long long)total);
+		jobs__finish(d, big, "stopped-at-the-control-budget");
+	}
+}
+
 void jobs__tick(struct daemon *d)
 {
 	uint64_t now = clock__ms();
 
+	enforce_budget(d);
 	for (size_t i = 0; i < d->nr_jobs;) {
 		struct job *j = &d->jobs[i];
 		int r = record__poll(j->rec, 0);

@@ -95,11 +95,12 @@ void status__reply(struct daemon *d, struct ctl_client *c)
 	totals(d, &t);
 	snprintf(line, sizeof(line), "OK state=%s files=%zu disk_bytes=%llu budget_bytes=%llu "
 		 "current=%s rotations=%llu deleted=%llu samples=%llu lost=%llu rate_bps=%.0f "
-		 "paused_s=%.3f sessions=%zu", d->rec ? "recording" : "idle",
+		 "paused_s=%.3f sessions=%zu sessions_bytes=%llu", d->rec ? "recording" : "idle",
 		 d->nr_files + (d->rec ? 1 : 0),
 		 (unsigned long long)(d->closed_bytes + d->cur_bytes),
 		 (unsigned long long)d->cfg.max_total_size, cur, (unsigned long long)d->rotations,
 		 (unsigned long long)d->deleted, (unsigned long long)t.samples,
-		 (unsigned long long)t.lost, d->rate, t.paused, d->nr_jobs);
+		 (unsigned long long)t.lost, d->rate, t.paused, d->nr_jobs,
+		 (unsigned long long)d->jobs_bytes);
 	ctl_client__finish(c, line, -1);
 }

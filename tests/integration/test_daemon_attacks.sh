@@ -3,8 +3,8 @@
 # without exec, a root worker thread, the kernel, and 200 attempts at the exec race into a
 # set-uid-root program; each holds a secret only privilege can read on its stack, and the raw
 # recordings (compression off) must not contain it. Availability: a FIFO behind a mapped path
-# at rotation, a member's many idle connections, a member's many threads, and a reload with an
-# event that does not exist.
+# at rotation, a member's many idle connections, a member's many threads, control recordings
+# outgrowing their share of the budget, and a reload with an event that does not exist.
 . "$(dirname "$0")/daemon_lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root to create test users"
@@ -118,6 +118,12 @@ grep -q "file descriptors, more than the limit" many.err || { cat many.err; fail
 kill "$mt"
 (cd m && as "$M" "$PRECORD" ctl -s "$S" record -o small.data -q -- "$W/spin_threads" 0.3) > /dev/null ||
 	fail "a small recording after the refused one"
+
+# 6b. Control recordings hold at most a quarter of max_total_size (16M) on disk at once.
+(cd m && as "$M" "$PRECORD" ctl -s "$S" record -F 4000 -d 5 -o big.data -- "$W/spin_threads" 5) > /dev/null 2> big.err ||
+	{ cat big.err; fail "a large control recording"; }
+grep -q "stopped-at-the-control-budget" big.err || { cat big.err; fail "a control recording outgrew its budget"; }
+assert_le "$(stat -c %s m/big.data)" $((6 * 1024 * 1024)) "size of a control recording stopped at the budget"
 
 # 7. Idle connections of one member: root and another member still get an answer.
 for i in $(seq 40); do
