@@ -20,6 +20,7 @@
 #include "report/aggregate.h"
 #include "report/pprof.h"
 #include "report/report.h"
+#include "report/inject.h"
 #include "report/offcpu.h"
 #include "report/session.h"
 #include "report/timerange.h"
@@ -28,7 +29,7 @@ enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
 
 /* What the command line asked for. */
 struct cli {
-	const char *input, *flame, *repair, *pprof, *time;
+	const char *input, *flame, *repair, *pprof, *time, *unwind_to;
 	bool stats, folded, force, quiet, header, verbose;
 	bool off_cpu, wall;
 	bool children_set, children;
@@ -103,6 +104,8 @@ static void usage(FILE *f)
 "      --folded           collapsed stacks: one line 'comm;root;...;leaf COUNT' per stack\n"
 "      --flamegraph FILE  write an interactive SVG flame graph to FILE\n"
 "      --pprof FILE       write a gzip'd pprof profile.proto to FILE (go tool pprof reads it)\n"
+"      --unwind-to OUT    write a copy of the recording whose DWARF stacks are unwound into\n"
+"                         call chains (smaller; read without unwinding, like fp recordings)\n"
 "      --stats            records by type, samples, lost events, precord's pauses\n"
 "      --header           print the recording's header information first\n"
 "      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated)\n"
@@ -126,7 +129,7 @@ static void usage(FILE *f)
 enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
-	OPT_VERSION, OPT_PPROF, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
+	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 };
 
 static const struct option longopts[] = {
@@ -141,6 +144,7 @@ static const struct option longopts[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "flamegraph", required_argument, NULL, OPT_FLAME },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "unwind-to", required_argument, NULL, OPT_UNWIND_TO },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "header", no_argument, NULL, OPT_HEADER },
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -238,6 +242,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_WALL: c->wall = true; c->ro.period_unit = "ns"; break;
 	case OPT_FLAME: c->flame = optarg; break;
 	case OPT_PPROF: c->pprof = optarg; break;
+	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
 	case OPT_STATS: c->stats = true; break;
 	case OPT_HEADER: c->header = true; break;
 	case OPT_PID:
@@ -612,6 +617,25 @@ static int check_damage(const struct cli *c, struct perf_reader *r, int ret)
 	return !c->force && !ret ? EXIT_DAMAGED : ret;
 }
 
+static int do_unwind_to(const struct cli *c)
+{
+	struct inject_opts io = { .comp_level = 1, .jobs = c->jobs };
+	struct inject_stats st;
+	const char *why = NULL;
+	int e = inject__unwind(c->input, c->unwind_to, &io, &st, &why);
+
+	if (e < 0) {
+		err("cannot unwind %s into %s: %s", c->input, c->unwind_to, why);
+		return e == -EINVAL ? EXIT_USAGE : e == -EBADMSG ? EXIT_DAMAGED : EXIT_FAIL;
+	}
+	if (!c->quiet)
+		fprintf(stderr, "preport: %s: %llu samples (%llu unwound into call chains), %llu other "
+			"records; %.1f KB -> %.1f KB\n", c->unwind_to, (unsigned long long)st.samples,
+			(unsigned long long)st.unwound, (unsigned long long)st.records,
+			st.bytes_in / 1024.0, st.bytes_out / 1024.0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	/* perf's default: a call graph whenever callchains were recorded */
@@ -625,6 +649,10 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	ret = 0;
+	if (c.unwind_to) {
+		ret = do_unwind_to(&c);
+		goto out;
+	}
 	s = open_session(&c);
 	if (!s) {
 		ret = EXIT_FAIL;

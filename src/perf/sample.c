@@ -204,6 +204,7 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	if (rec->size < sizeof(*rec) || rec->type != PERF_RECORD_SAMPLE)
 		return -EBADMSG;
 	memset(ret, 0, sizeof(*ret));
+	ret->hdr = rec;
 	ret->cpumode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	c.p = (const uint8_t *)(rec + 1);
 	c.left = rec->size - sizeof(*rec);

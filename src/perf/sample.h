@@ -29,6 +29,7 @@ struct perf_sample {
 	const uint8_t *stack;
 	uint64_t stack_dyn_size;    /* valid bytes of stack (<= stack_size) */
 	int attr_index;             /* which attr of the file this sample belongs to */
+	const struct perf_event_header *hdr; /* the record decoded (perf_sample__parse) */
 };
 
 /* Decode a PERF_RECORD_SAMPLE of size rec->size laid out for attr. Every field is bounds-checked

@@ -1,0 +1,285 @@
+/* The unwinding copy. A filter of the report session gets every resolved sample and, in time
+ * order among them, every kernel record; a sample is spliced: its call chain is rebuilt (the
+ * recorded kernel part up to PERF_CONTEXT_USER, then PERF_CONTEXT_USER and the unwound user
+ * frames' addresses, callers at their return address - 1 as perf keeps the frames it unwinds)
+ * and its REGS_USER and STACK_USER fields, which sit next to each other in
+ * the layout, are cut out; every other field stays as recorded. The attrs lose REGS_USER and
+ * STACK_USER. Records are gathered into a buffer and written (compressed) once it holds
+ * FLUSH_BYTES, followed by FINISHED_ROUND: everything before a round is older than what
+ * follows it. */
+#include "report/inject.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "perf/abi.h"
+#include "perf/compress.h"
+#include "perf/reader.h"
+#include "perf/sample.h"
+#include "perf/writer.h"
+#include "report/session.h"
+
+#define FLUSH_BYTES (4u << 20)
+#define DROP (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+struct inject {
+	struct perf_reader *r;
+	struct perf_writer *w;
+	struct compress *z;
+	uint8_t *buf;
+	size_t len, cap;
+	int err;
+	struct inject_stats st;
+};
+
+static void put(struct inject *in, const void *p, size_t n)
+{
+	if (in->err)
+		return;
+	if (in->len + n > in->cap) {
+		size_t nc = in->cap ? in->cap : FLUSH_BYTES + 65536;
+		uint8_t *b;
+
+		while (nc < in->len + n)
+			nc *= 2;
+		b = realloc(in->buf, nc);
+		if (!b) {
+			in->err = -ENOMEM;
+			return;
+		}
+		in->buf = b;
+		in->cap = nc;
+	}
+	memcpy(in->buf + in->len, p, n);
+	in->len += n;
+}
+
+static int flush(struct inject *in)
+{
+	static const struct perf_event_header round = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+	struct iovec iov[2];
+	const void *out = in->buf;
+	ssize_t n = (ssize_t)in->len;
+
+	if (in->err || !in->len)
+		return in->err;
+	if (in->z) {
+		n = compress__compress(in->z, in->buf, in->len, &out);
+		if (n < 0) { /* write it plain: a reader takes both */
+			out = in->buf;
+			n = (ssize_t)in->len;
+		}
+	}
+	iov[0] = (struct iovec){ (void *)out, (size_t)n };
+	iov[1] = (struct iovec){ (void *)&round, sizeof(round) };
+	in->err = perf_writer__append(in->w, iov, 2);
+	in->len = 0;
+	return in->err;
+}
+
+static bool unwindable(const struct perf_event_attr *a)
+{
+	return (a->sample_type & DROP) == DROP && (a->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+	       !(a->sample_type & PERF_SAMPLE_BRANCH_STACK);
+}
+
+/* The bytes of a sample from its REGS_USER field to the end of its STACK_USER field. */
+static void user_span(const struct perf_sample *ps, const uint8_t **ret_lo, const uint8_t **ret_hi)
+{
+	const uint8_t *p = ps->raw ? ps->raw + ps->raw_size
+				   : (const uint8_t *)(ps->callchain + ps->callchain_nr);
+
+	*ret_lo = p;
+	p += 8;                                              /* abi */
+	if (ps->regs_abi)
+		p += 8 * (size_t)__builtin_popcountll(ps->regs_mask);
+	p += 8;                                              /* stack size */
+	if (ps->stack_size)
+		p += ps->stack_size + 8;                     /* stack, dyn_size */
+	*ret_hi = p;
+}
+
+static int on_sample(void *ctx, struct report_session *s, const struct report_session_sample *ss)
+{
+	struct inject *in = ctx;
+	const struct perf_sample *ps = ss->raw;
+	const struct perf_event_header *h = ps->hdr;
+	const uint8_t *rec = (const uint8_t *)h, *end = rec + h->size, *lo, *hi;
+	const uint8_t *cc = (const uint8_t *)ps->callchain - 8;
+	const uint8_t *cc_end = (const uint8_t *)(ps->callchain + ps->callchain_nr);
+	uint64_t nk = 0, nu = 0, nr, marker = PERF_CONTEXT_USER;
+	struct perf_event_header nh = *h;
+	const struct perf_reader_attr *a = perf_reader__attr(in->r, ss->attr);
+
+	in->st.samples++;
+	if (!a || !unwindable(&a->attr) || !ps->callchain) {
+		put(in, h, h->size);
+		return in->err;
+	}
+	user_span(ps, &lo, &hi);
+	if (lo < cc_end || hi > end) { /* cannot happen for a sample the decoder accepted */
+		put(in, h, h->size);
+		return in->err;
+	}
+	while (nk < ps->callchain_nr && ps->callchain[nk] != PERF_CONTEXT_USER)
+		nk++;
+	for (size_t i = 0; i < ss->nr_frames; i++)
+		nu += !ss->frames[i].kernel;
+	nr = nk + (nu ? 1 + nu : 0);
+	nh.size = (uint16_t)(h->size - (cc_end - cc) + 8 + 8 * nr - (hi - lo));
+	put(in, &nh, sizeof(nh));
+	put(in, rec + sizeof(nh), (size_t)(cc - rec) - sizeof(nh));
+	put(in, &nr, 8);
+	put(in, ps->callchain, 8 * nk);
+	if (nu) {
+		put(in, &marker, 8);
+		for (size_t i = 0; i < ss->nr_frames; i++) {
+			/* a caller at its return address - 1, where perf puts the callers it
+			 * unwinds itself: readers take call-chain entries as they are */
+			uint64_t ip = ss->frames[i].ip - (ss->frames[i].caller ? 1 : 0);
+
+			if (!ss->frames[i].kernel)
+				put(in, &ip, 8);
+		}
+	}
+	put(in, cc_end, (size_t)(lo - cc_end));
+	put(in, hi, (size_t)(end - hi));
+	in->st.unwound++;
+	if (!in->err && in->len >= FLUSH_BYTES)
+		flush(in);
+	return in->err;
+}
+
+static int on_side(void *ctx, struct report_session *s, const struct perf_reader_record *rec)
+{
+	struct inject *in = ctx;
+	const struct perf_event_header *h = rec->hdr;
+
+	put(in, h, h->size);
+	in->st.records++;
+	if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(*h) + 64) {
+		/* a dso for the BUILD_ID feature (read from disk at finalize, as precord does) */
+		const char *name = (const char *)h + sizeof(*h) + 64;
+		size_t max = h->size - sizeof(*h) - 64;
+
+		if (memchr(name, 0, max) && name[0] == '/')
+			perf_writer__add_dso(in->w, name, false);
+	}
+	if (!in->err && in->len >= FLUSH_BYTES)
+		flush(in);
+	return in->err;
+}
+
+/* The writer for the copy: the same events, without the user registers and stack. */
+static struct perf_writer *open_copy(struct report_session *s, const char *out_path,
+				     const struct inject_opts *o, bool *ret_any)
+{
+	struct perf_reader *r = report_session__reader(s);
+	size_t n = perf_reader__nr_attrs(r);
+	const struct perf_reader_info *info = perf_reader__info(r);
+	_cleanup_free_ struct perf_writer_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	_cleanup_free_ struct perf_event_attr *attrs = calloc(n ? n : 1, sizeof(*attrs));
+	struct perf_writer_opts wo = {
+		.nr_events = n, .argc = info->cmdline_argc, .argv = (char *const *)info->cmdline_argv,
+		.comp_level = o->comp_level, .comp_mmap_len = COMPRESS_MAX_DECOMPRESSED,
+	};
+	size_t td_len = 0;
+	const void *td = perf_reader__feature(r, FEAT_TRACING_DATA, &td_len);
+
+	if (!ev || !attrs)
+		return NULL;
+	*ret_any = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct perf_reader_attr *a = perf_reader__attr(r, i);
+
+		attrs[i] = a->attr;
+		if (unwindable(&a->attr)) {
+			attrs[i].sample_type &= ~(uint64_t)DROP;
+			attrs[i].sample_regs_user = 0;
+			attrs[i].sample_stack_user = 0;
+			attrs[i].exclude_callchain_user = 0;
+			*ret_any = true;
+		}
+		ev[i] = (struct perf_writer_event){ report_session__event_name(s, i), &attrs[i],
+						    a->ids, a->nr_ids };
+	}
+	if (!*ret_any) {
+		errno = EINVAL;
+		return NULL;
+	}
+	wo.events = ev;
+	wo.tracing_data = td;
+	wo.tracing_len = td ? td_len : 0;
+	return perf_writer__open(out_path, &wo);
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+int inject__unwind(const char *in_path, const char *out_path, const struct inject_opts *opts,
+		   struct inject_stats *ret_stats, const char **ret_why)
+{
+	static const struct inject_opts defaults;
+	const struct inject_opts *o = opts ? opts : &defaults;
+	struct report_session_opts so = { .jobs = o->jobs };
+	struct inject in = { 0 };
+	struct report_session *s;
+	struct report_filter f = { .sample = on_sample, .side = on_side, .ctx = &in,
+				   .side_types = ~(1ull << PERF_RECORD_SAMPLE) & ~1ull };
+	const char *why = NULL;
+	bool any = true;
+	int e;
+
+	s = report_session__open(in_path, &so, &why);
+	if (!s) {
+		e = -errno;
+		goto out;
+	}
+	in.r = report_session__reader(s);
+	in.w = open_copy(s, out_path, o, &any);
+	if (!in.w) {
+		e = -errno;
+		why = !any ? "no event of it has a stack copy to unwind" : "cannot create the copy";
+		goto out;
+	}
+	if (o->comp_level && !(in.z = compress__new(o->comp_level))) {
+		e = -errno;
+		goto out;
+	}
+	e = report_session__set_filter(s, &f);
+	if (!e)
+		e = report_session__run(s);
+	if (!e)
+		e = flush(&in);
+	if (!e && perf_reader__damage(in.r)) {
+		why = perf_reader__damage(in.r)->reason;
+		e = -EBADMSG;
+	}
+	if (!e)
+		e = perf_writer__finalize(in.w);
+out:
+	if (e && in.w)
+		unlink(out_path);
+	perf_writer__free(in.w);
+	compress__free(in.z);
+	free(in.buf);
+	report_session__free(s);
+	if (!e) {
+		in.st.bytes_in = (uint64_t)file_size(in_path);
+		in.st.bytes_out = (uint64_t)file_size(out_path);
+		if (ret_stats)
+			*ret_stats = in.st;
+	}
+	if (ret_why)
+		*ret_why = e ? (why ? why : strerror(-e)) : NULL;
+	return e;
+}

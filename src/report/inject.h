@@ -1,0 +1,32 @@
+/* Unwinding once, into the file: a copy of a perf.data whose DWARF samples (user registers and a
+ * stack copy) become samples with whole call chains (kernel part as recorded, then the user
+ * frames unwound here), as frame-pointer recordings carry them. perf report, hotspot and preport
+ * read the copy without unwinding; it is a fraction of the size (no stack copies) and stays
+ * readable when the recorded programs' unwind tables are gone. Records come out in time order,
+ * in zstd frames (COMPRESSED records) when asked, with FINISHED_ROUND after each. Like perf
+ * inject, for precordd's rotations and `preport --unwind-to`. */
+#ifndef PRECORD_REPORT_INJECT_H
+#define PRECORD_REPORT_INJECT_H
+
+#include <stdint.h>
+
+struct inject_opts {
+	int comp_level;             /* zstd level of the copy, 0: records uncompressed */
+	unsigned int jobs;          /* unwinding threads; 0: online CPUs */
+};
+
+struct inject_stats {
+	uint64_t samples;           /* samples written */
+	uint64_t unwound;           /* of them, turned from stacks into call chains */
+	uint64_t records;           /* other records written */
+	uint64_t bytes_in, bytes_out; /* file sizes */
+};
+
+/* Write out_path (created 0600, replaced) from in_path. Returns 0; -EINVAL when in_path has no
+ * attr with a stack copy (nothing to unwind: the copy would be the same); -EBADMSG when it is
+ * damaged (out_path is not left behind); or -errno of reading, writing or memory. *ret_why
+ * (may be NULL) then names the reason. ret_stats may be NULL. */
+int inject__unwind(const char *in_path, const char *out_path, const struct inject_opts *opts,
+		   struct inject_stats *ret_stats, const char **ret_why);
+
+#endif
