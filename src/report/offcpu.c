@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,7 +189,7 @@ static int on_sample(void *ctx, struct report_session *s, const struct report_se
 		return -ENOMEM;
 	if (t > th->t.end)
 		th->t.end = t;
-	memcpy(th->t.comm, ss->comm, strnlen(ss->comm, sizeof(th->t.comm) - 1));
+	snprintf(th->t.comm, sizeof(th->t.comm), "%s", ss->comm); /* it may have been renamed */
 	if (ss->attr == o->sw_attr) {
 		if (th->exited)
 			return 0; /* its last switch-out, on its way out: not a wait */
