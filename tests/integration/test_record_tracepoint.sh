@@ -50,7 +50,7 @@ assert_eq "$rc" 2 "exit status of an unknown tracepoint"
 grep -q "unknown event 'sched:no_such_tracepoint'" bad.err || { cat bad.err; fail "message of an unknown tracepoint"; }
 
 # 3. --off-cpu --lossless: every switch-out with its stack, every switch-in, nothing lost
-YIELD_STORM_REPORT=1 precord --lossless --off-cpu -e cpu-clock -F 20000 -m 64 -o off.data -- \
+YIELD_STORM_REPORT=1 precord --lossless --off-cpu -e cpu-clock -F 20000 -o off.data -- \
 	"$W/yield_storm" "$count" "$threads" 2> rec.err || { cat rec.err; fail "precord --lossless --off-cpu exit $?"; }
 grep -q "^\[ precord: 0 lost \]" rec.err || { cat rec.err; fail "summary does not say 0 lost"; }
 perf_clean off.data
