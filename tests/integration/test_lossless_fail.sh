@@ -16,9 +16,12 @@ rec=
 trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
 precord -q -e cpu-clock -F 20000 --call-graph dwarf --lossless -o ours.data -- \
-	"$W/spin_threads" 2 > /dev/null 2> rec.err &
+	"$W/spin_threads" 3 > /dev/null 2> rec.err &
 rec=$!
-sleep 0.5
+# recording (the command runs once precord has started: its start may take a second when the
+# machine is loaded)
+size() { stat -c %s ours.data 2>/dev/null || echo 0; }
+for i in $(seq 500); do [ "$(size)" -ge 32768 ] && break; kill -0 $rec 2>/dev/null || break; sleep 0.01; done
 cg=
 [ -n "$V2" ] && cg=$(ls -d "$V2"/precord-$rec-* 2>/dev/null | head -n 1)
 stopped=0

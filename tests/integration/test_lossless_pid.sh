@@ -1,16 +1,20 @@
 # --lossless -p on a running process: paused with SIGSTOP/SIGCONT (we never move a user's running
 # processes between cgroups, plus the kernel-side backstop), pauses forced by a low high
-# watermark (2% of a 1 MiB ring, the smallest precord accepts with that mark: two DWARF samples), nothing lost, and afterwards
-# the process is not left stopped and finishes.
+# watermark (2% of a 1 MiB ring, the smallest precord accepts with that mark: two DWARF
+# samples), nothing lost, and afterwards the process is not left stopped and finishes.
+# precord is stopped once its file holds 64 KiB of recorded data (its start, which reads
+# /proc/kallsyms, took over 1.5 s on a loaded machine).
 . "$(dirname "$0")/lib.sh"
 
-"$W/spin_threads" 3 > pid.txt &
+"$W/spin_threads" 6 > pid.txt &
 bg=$!
 sleep 0.2
 precord -e cpu-clock -F 20000 --call-graph dwarf -m 256 --high-watermark 2 --low-watermark 1 --lossless \
 	-o ours.data -p "$bg" > rec.out 2> rec.err &
 rec=$!
-sleep 1.5
+size() { stat -c %s ours.data 2>/dev/null || echo 0; }
+for i in $(seq 500); do [ "$(size)" -ge 65536 ] && break; kill -0 $rec 2>/dev/null || break; sleep 0.01; done
+assert_ge "$(size)" 65536 "bytes recorded before the stop"
 kill -INT $rec
 rc=0
 wait $rec || rc=$?

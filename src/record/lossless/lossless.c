@@ -18,6 +18,7 @@
 #include "record/lossless/backstop.h"
 #include "record/lossless/lookahead.h"
 #include "record/lossless/pauser.h"
+#include "record/lossless/procset.h"
 #include "ringbuf/ringbuf.h"
 #include "lib/clock.h"
 
@@ -246,14 +247,26 @@ fail:
 
 int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n)
 {
-	struct backstop *bs;
 	const char *off = getenv("PRECORD_NO_BACKSTOP");
+	struct backstop *bs;
+	pid_t *owners;
 
 	if (!ll)
 		return 0;
 	if (ll->bs || (off && *off && strcmp(off, "0")))
 		return 0;
-	bs = backstop__new(fds, tids, n);
+	/* The owner of a fd is a process (F_OWNER_PID wants a thread group leader): -p opens
+	 * events on every thread. */
+	owners = malloc(n * sizeof(pid_t));
+	if (!owners)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pid_t tgid = procset__tgid_of(tids[i]);
+
+		owners[i] = tgid > 0 ? tgid : tids[i];
+	}
+	bs = backstop__new(fds, owners, n);
+	free(owners);
 	if (!bs)
 		return -errno;
 	pthread_mutex_lock(&ll->lock);
