@@ -177,7 +177,12 @@ START_TEST(test_fork_thread_exec_exit)
 	ck_assert_uint_eq(map_snapshot__nr(after), 2);	/* main thread still there */
 	map_snapshot__put(after);
 	ck_assert_int_eq(machine__exit(m, 100, 100), 0);
-	ck_assert_ptr_null(machine__comm_of(m, 100, 100));
+	/* An exited thread keeps its name, as in perf: the kernel samples a task after its
+	 * EXIT record. A new thread with that tid takes the name it is given. */
+	ck_assert_str_eq(machine__comm_of(m, 100, 100), "parent");
+	ck_assert_str_eq(machine__comm_of(m, 100, 101), "worker");
+	ck_assert_int_eq(machine__comm(m, 100, 101, "again", false), 0);
+	ck_assert_str_eq(machine__comm_of(m, 100, 101), "again");
 	/* No record names the idle task: perf calls it swapper; a COMM for it still wins. */
 	ck_assert_str_eq(machine__comm_of(m, 0, 0), "swapper");
 	ck_assert_ptr_null(machine__comm_of(m, 0, 7));
@@ -337,7 +342,7 @@ START_TEST(test_process_records)
 	memcpy(body, u32, 16);
 	put_rec(buf, PERF_RECORD_EXIT, 0, body, 24);
 	ck_assert_int_eq(machine__process(m, (void *)buf), 0);
-	ck_assert_ptr_null(machine__comm_of(m, 50, 50));
+	ck_assert_ptr_nonnull(machine__comm_of(m, 50, 50)); /* kept after EXIT, as perf does */
 
 	/* Malformed: names without NUL inside the record, records too short. */
 	memset(body, 'x', sizeof(body));

@@ -53,6 +53,7 @@ struct thread {
 	struct thread *next;
 	int32_t tid, pid;
 	const char *comm;
+	bool exited; /* kept for its comm: the kernel still samples a task after its EXIT */
 };
 
 struct interned {
@@ -545,17 +546,18 @@ static struct thread *thread_get(struct machine *m, int32_t pid, int32_t tid)
 	struct thread *t = thread_find(m, tid);
 	struct proc *p;
 
-	if (t && t->pid == pid)
+	if (t && t->pid == pid && !t->exited)
 		return t;
 	p = proc_get(m, pid);
 	if (!p)
 		return NULL;
-	if (t) {	/* tid reused by another process (or learned late): move it */
-		struct proc *old = proc_find(m, t->pid);
+	if (t) {	/* tid reused (or learned late, or back after its EXIT): move it */
+		struct proc *old = t->exited ? NULL : proc_find(m, t->pid);
 
 		if (old && old->nr_threads)
 			old->nr_threads--;
 		t->pid = pid;
+		t->exited = false;
 		p->nr_threads++;
 		return t;
 	}
@@ -725,16 +727,19 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 	struct thread *t = thread_find(m, tid);
 	struct proc *p = proc_find(m, pid);
 
-	if (t) {
-		table_remove(&m->threads, t, hash_int(tid));
-		free(t);
+	bool was_live = t && !t->exited;
+
+	if (was_live) {
+		/* Kept, with its comm, as perf keeps dead threads: samples taken on the task's
+		 * way out come after its EXIT and are still named after it. */
+		t->exited = true;
 		if (p && p->nr_threads)
 			p->nr_threads--;
 	}
 	/* The process goes with its main thread, or with its last known thread (a process known
 	 * only from its maps survives the exit of threads never seen). Samples already holding
 	 * its snapshot keep that alive. */
-	if (p && (tid == pid || (t && !p->nr_threads)))
+	if (p && (tid == pid || (was_live && !p->nr_threads)))
 		proc_drop(m, p);
 	return 0;
 }

@@ -505,7 +505,8 @@ static int run(const struct record_opts *o)
 		record__free(rec);
 		if (exec_err)
 			return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
-		return EXIT_FAIL;
+		/* -p of a process that does not exist is bad usage: nothing was recorded. */
+		return r == -ESRCH && o->nr_pids ? EXIT_USAGE : EXIT_FAIL;
 	}
 	wait_for_end(rec);
 	r = finish(rec, o);

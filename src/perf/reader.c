@@ -690,7 +690,14 @@ struct perf_reader *perf_reader__open(const char *path, const struct perf_reader
 	int err;
 
 	set_reason(opts, NULL);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!strcmp(path, "-")) {
+		/* Standard input: a file redirected there is read like any other; a pipe is not. */
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		/* O_NONBLOCK: opening a FIFO with no writer must not wait for one (it is refused
+		 * below); it changes nothing for the regular file that is mapped. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	}
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) < 0)
@@ -701,7 +708,9 @@ struct perf_reader *perf_reader__open(const char *path, const struct perf_reader
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		set_reason(opts, "not a regular file (pipe-mode perf.data is not supported)");
+		set_reason(opts, S_ISFIFO(st.st_mode) ?
+			   "a pipe: pipe-mode perf.data is not supported (record to a file, e.g. perf record -o FILE, and read that)" :
+			   "not a regular file: only perf.data files can be read");
 		errno = EPROTONOSUPPORT;
 		return NULL;
 	}

@@ -106,9 +106,11 @@ struct perf_reader_stats {
 	uint64_t total_lost_samples; /* sum of PERF_RECORD_LOST_SAMPLES.lost */
 };
 
-/* mmap path and read its header, attrs, ids and features, and find where its records end.
- * opts may be NULL. Returns NULL with errno set: ENOENT etc. from open, EINVAL not a perf.data
- * file, EPROTONOSUPPORT pipe-mode or big-endian file, EBADMSG header or attrs damaged, ENOMEM. */
+/* mmap path ("-": standard input, which must be a regular file) and read its header, attrs,
+ * ids and features, and find where its records end. A FIFO or other non-regular file is refused
+ * without waiting for a writer. opts may be NULL. Returns NULL with errno set: ENOENT etc. from
+ * open, EINVAL not a perf.data file, EPROTONOSUPPORT pipe-mode (a pipe or FIFO, or pipe-mode
+ * data in a file), non-regular or big-endian file, EBADMSG header or attrs damaged, ENOMEM. */
 struct perf_reader *perf_reader__open(const char *path, const struct perf_reader_opts *opts);
 
 const struct perf_file_header *perf_reader__header(const struct perf_reader *r);

@@ -917,8 +917,14 @@ static int start_readers(struct record *rec, bool follow)
 	};
 	int err;
 
-	if (wo.nr_workers > rec->nr_cpus)
+	if (wo.nr_workers > rec->nr_cpus) {
+		/* A reader drains whole rings, one per CPU: more readers would idle. */
+		if (rec->o.nr_readers)
+			notice(rec, "--readers %u: only %zu CPU%s recorded, one ring each; using %zu reader%s",
+			       rec->o.nr_readers, rec->nr_cpus, rec->nr_cpus == 1 ? " is" : "s are",
+			       rec->nr_cpus, rec->nr_cpus == 1 ? "" : "s");
 		wo.nr_workers = rec->nr_cpus;
+	}
 	rec->wq = wq__new(&wo);
 	if (!rec->wq) {
 		err = -errno;

@@ -1,0 +1,39 @@
+# preport's input: a FIFO is refused at once (never waits in open for a writer), -i - reads a
+# file redirected to standard input and refuses a pipe by name, and in an -a recording the
+# processes started during the recording are named under --sort pid as perf names them.
+. "$(dirname "$0")/lib.sh"
+
+"$W/spin_threads" 0.3 > /dev/null 2>&1 || true
+precord -q -F 1000 -o p.data -- "$W/spin_threads" 0.3 > /dev/null 2> rec.err || { cat rec.err; fail "precord exit $?"; }
+
+# A FIFO with no writer: refused, at once (timeout only guards against the old hang).
+mkfifo fifo
+rc=0; timeout 10 preport -i fifo > out 2> err || rc=$?
+[ "$rc" -ne 124 ] || fail "preport -i FIFO blocked"
+[ "$rc" -ne 0 ] || fail "preport -i FIFO exit 0"
+grep -q "fifo: a pipe: pipe-mode perf.data is not supported" err || { cat err; fail "FIFO: no reason"; }
+
+# Standard input: a redirected file reads like -i FILE; a pipe is refused with the reason.
+preport -i p.data > want 2>/dev/null || fail "preport -i p.data exit $?"
+preport -i - < p.data > got 2> err || { cat err; fail "preport -i - < file exit $?"; }
+cmp -s want got || fail "preport -i - < file differs from -i file"
+rc=0; cat p.data | preport -i - > out 2> err || rc=$?
+[ "$rc" -ne 0 ] || fail "preport -i - from a pipe exit 0"
+grep -q "pipe-mode perf.data is not supported" err || { cat err; fail "pipe: no reason"; }
+rc=0; preport -i /dev/null > out 2> err || rc=$?
+[ "$rc" -ne 0 ] || fail "preport -i /dev/null exit 0"
+grep -q "not a regular file" err || { cat err; fail "/dev/null: no reason"; }
+
+# -a: short-lived processes started during the recording (each is sampled on its way out,
+# after its EXIT record) keep their names.
+precord -q -F 2000 -a -o sys.data -- sh -c "for i in 1 2 3 4; do '$W/spin_threads' 0.2; done" \
+	> /dev/null 2> rec.err || { cat rec.err; fail "precord -a exit $?"; }
+preport -i sys.data --sort pid -g none > pids.txt 2> err || { cat err; fail "preport --sort pid exit $?"; }
+perf report -i sys.data --stdio --sort pid -g none > perf-pids.txt 2>/dev/null || fail "perf report --sort pid"
+n=$(grep -c ':spin_threads' perf-pids.txt || true)
+assert_ge "$n" 4 "spin_threads processes named by perf"
+grep -E '^ +[0-9.]+%' pids.txt | grep -q '::unknown' && { grep ':unknown' pids.txt; \
+	grep -E '^ +[0-9.]+%' perf-pids.txt | grep -v ':unknown' | head -20; fail "preport shows PID::unknown"; }
+m=$(grep -c ':spin_threads' pids.txt || true)
+assert_eq "$m" "$n" "spin_threads processes named by preport and by perf"
+echo ok
