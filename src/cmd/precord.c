@@ -121,7 +121,8 @@ static void status_line(const struct record_stats *s, const struct record_stats 
 	fprintf(stderr, "\r\033[K[precord] %6.1fs  %8.0f samples/s  read %s  written %s  (%.1fx)  lost %llu",
 		s->elapsed, rate, rd, wr,
 		s->bytes_written ? (double)s->bytes_read / s->bytes_written : 1.0,
-		(unsigned long long)(s->lost_events > s->lost_samples ? s->lost_events : s->lost_samples));
+		(unsigned long long)(s->lost_events > s->lost_samples ? s->lost_events : s->lost_samples) +
+			s->unwritten_records);
 	if (s->pause_mechanism)
 		fprintf(stderr, "  paused %.1f%%", s->elapsed > 0 ? 100 * s->paused_total / s->elapsed : 0);
 	fflush(stderr);
@@ -152,8 +153,16 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 		fprintf(stderr, "[ precord: LOST %llu events in %llu chunks; of them %llu samples (PERF_FORMAT_LOST) ]\n",
 			(unsigned long long)s->lost_events, (unsigned long long)s->lost_records,
 			(unsigned long long)s->lost_samples);
-	else
+	else if (!s->unwritten_records)
 		fprintf(stderr, "[ precord: 0 lost ]\n");
+	if (s->unwritten_records) {
+		char nw[32];
+
+		human__bytes(s->unwritten_bytes, nw, sizeof(nw));
+		fprintf(stderr, "[ precord: LOST %llu records, %llu of them samples (%s), that could not be written to %s ]\n",
+			(unsigned long long)s->unwritten_records,
+			(unsigned long long)s->unwritten_samples, nw, out);
+	}
 	if (s->pause_mechanism) {
 		fprintf(stderr, "[ precord: lossless via %s: %llu pauses, %.3f s paused (%.1f%% of the run), longest %.3f s",
 			s->pause_mechanism, (unsigned long long)s->pauses, s->paused_total,

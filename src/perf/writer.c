@@ -5,7 +5,13 @@
  * Invariant: under w->lock, the file holds header + attrs + data_size bytes of whole records
  * and nothing more that a reader could mistake for data. Every append is one pwritev at the
  * current end, rolled back (ftruncate) if it does not complete, so data_size only ever moves
- * from one record boundary to the next; sync publishes it by rewriting the header alone. */
+ * from one record boundary to the next; sync publishes it by rewriting the header alone.
+ *
+ * A full disk: every append first allocates its bytes plus END_RESERVE more past the data
+ * (fallocate, KEEP_SIZE) and fails with nothing written when that cannot be done. The reserve
+ * is what the end of the file needs when the disk is full: the records that count what could not
+ * be written (perf_writer__append_closing) and the feature sections (without COMPRESSED perf
+ * cannot read a compressed file at all). */
 #include "perf/writer.h"
 
 #include <errno.h>
@@ -29,6 +35,9 @@
 /* perf's PERF_RECORD_MISC_BUILD_ID_SIZE: the entry's size byte holds the id length. */
 #define MISC_BUILD_ID_SIZE (1 << 15)
 #define DSO_BUCKETS 1024
+/* Kept allocated past the data for the file's end: lost-count records, pause statistics and the
+ * feature sections, ~10 KiB plus ~100 bytes per DSO with a build id. */
+#define END_RESERVE (256 * 1024)
 
 struct pw_event {
 	uint8_t attr[PERF_FILE_ATTR_SIZE]; /* attr.size already set to PERF_FILE_ATTR_SIZE */
@@ -50,6 +59,7 @@ struct perf_writer {
 	uint64_t attrs_offset;
 	uint64_t data_offset;
 	uint64_t data_size; /* written under lock, read lock-free by perf_writer__data_size */
+	bool no_reserve;    /* the file system cannot allocate ahead (no fallocate) */
 	bool finalized;
 	int finalize_ret;
 
@@ -154,11 +164,34 @@ static void fill_header(const struct perf_writer *w, struct perf_file_header *h,
 		memcpy(h->features, features, sizeof(h->features));
 }
 
-/* Append under w->lock: the whole of iov or nothing. */
-static int append_locked(struct perf_writer *w, const struct iovec *iov, int iovcnt, size_t total)
+/* Allocate len bytes at off without changing the file's size. Returns 0, -ENOSPC (or -EDQUOT,
+ * -EFBIG) when the space is not there, 0 on file systems that cannot allocate ahead. */
+static int reserve(struct perf_writer *w, uint64_t off, uint64_t len)
+{
+	if (w->no_reserve)
+		return 0;
+	while (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+			return -errno;
+		w->no_reserve = true; /* EOPNOTSUPP and the like: write and see */
+		break;
+	}
+	return 0;
+}
+
+/* Append under w->lock: the whole of iov or nothing. Unless closing, the space for it and for
+ * END_RESERVE after it must be there first. */
+static int append_locked(struct perf_writer *w, const struct iovec *iov, int iovcnt, size_t total,
+			 bool closing)
 {
 	uint64_t end = w->data_offset + w->data_size;
-	int r = pwritev_all(w->fd, iov, iovcnt, end);
+	int r = closing ? 0 : reserve(w, end, total + END_RESERVE);
+
+	if (r < 0)
+		return r;
+	r = pwritev_all(w->fd, iov, iovcnt, end);
 
 	if (r < 0) {
 		/* Cut what did get written. Should that fail too, the next append still writes at
@@ -171,7 +204,7 @@ static int append_locked(struct perf_writer *w, const struct iovec *iov, int iov
 	return 0;
 }
 
-int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovcnt)
+static int append(struct perf_writer *w, const struct iovec *iov, int iovcnt, bool closing)
 {
 	size_t total = 0;
 	int r;
@@ -184,9 +217,19 @@ int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovc
 		return 0;
 
 	pthread_mutex_lock(&w->lock);
-	r = w->finalized ? -EINVAL : append_locked(w, iov, iovcnt, total);
+	r = w->finalized ? -EINVAL : append_locked(w, iov, iovcnt, total, closing);
 	pthread_mutex_unlock(&w->lock);
 	return r;
+}
+
+int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovcnt)
+{
+	return append(w, iov, iovcnt, false);
+}
+
+int perf_writer__append_closing(struct perf_writer *w, const struct iovec *iov, int iovcnt)
+{
+	return append(w, iov, iovcnt, true);
 }
 
 int perf_writer__set_round_slots(struct perf_writer *w, unsigned int nr_slots)
@@ -246,7 +289,7 @@ int perf_writer__pass_done(struct perf_writer *w, unsigned int slot, uint64_t st
 		};
 		struct iovec iov = { &marker, sizeof(marker) };
 
-		r = append_locked(w, &iov, 1, sizeof(marker));
+		r = append_locked(w, &iov, 1, sizeof(marker), false);
 		if (r < 0)
 			goto out; /* the round stays complete; the next pass_done retries */
 	}
@@ -560,6 +603,8 @@ static void host_features(struct feat_list *l, struct fbuf *b)
 
 /* The session's features, in bit order: CMDLINE, EVENT_DESC, SAMPLE_TIME, COMPRESSED and the
  * private one. */
+static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
+
 static void session_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
 {
 	if (w->argc > 0) {
@@ -592,6 +637,17 @@ static void session_features(struct perf_writer *w, struct feat_list *l, struct 
 		feat_end(l, b);
 	}
 
+	compressed_feature(w, l, b);
+	if (w->private_len) {
+		/* highest bit last: perf walks only the bits it knows, in order */
+		feat_begin(l, b, w->private_bit);
+		fbuf__put(b, w->private_data, w->private_len);
+		feat_end(l, b);
+	}
+}
+
+static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
 	if (w->comp_level > 0) {
 		uint64_t raw = __atomic_load_n(&w->comp_raw, __ATOMIC_RELAXED);
 		uint64_t out = __atomic_load_n(&w->comp_out, __ATOMIC_RELAXED);
@@ -607,20 +663,22 @@ static void session_features(struct perf_writer *w, struct feat_list *l, struct 
 		fbuf__put_u32(b, mmap_len > UINT32_MAX ? UINT32_MAX : (uint32_t)mmap_len);
 		feat_end(l, b);
 	}
-	if (w->private_len) {
-		/* highest bit last: perf walks only the bits it knows, in order */
-		feat_begin(l, b, w->private_bit);
-		fbuf__put(b, w->private_data, w->private_len);
-		feat_end(l, b);
-	}
 }
 
-static int build_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+/* Every feature in ascending bit order, the order perf reads the index in; only those a reader
+ * cannot do without (TRACING_DATA, COMPRESSED) when `essential` (a disk fuller than the
+ * reserve). */
+static int build_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b,
+			  bool essential)
 {
 	if (w->tracing_len) {
 		feat_begin(l, b, FEAT_TRACING_DATA);
 		fbuf__put(b, w->tracing_data, w->tracing_len);
 		feat_end(l, b);
+	}
+	if (essential) {
+		compressed_feature(w, l, b);
+		return b->oom ? -ENOMEM : 0;
 	}
 	feat_begin(l, b, FEAT_BUILD_ID);
 	if (build_ids(w, b) > 0)
@@ -633,7 +691,7 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 }
 
 /* Write index + payloads at the end of the data, then the header that points to them. */
-static int write_features(struct perf_writer *w, uint64_t ret_features[4])
+static int write_features(struct perf_writer *w, uint64_t ret_features[4], bool essential)
 {
 	struct feat_list l = { 0 };
 	struct fbuf payload = { 0 };
@@ -642,7 +700,7 @@ static int write_features(struct perf_writer *w, uint64_t ret_features[4])
 	uint64_t base;
 	int r;
 
-	r = build_features(w, &l, &payload);
+	r = build_features(w, &l, &payload, essential);
 	if (r < 0)
 		goto out;
 	index = calloc((size_t)l.nr, sizeof(*index));
@@ -688,7 +746,14 @@ int perf_writer__finalize(struct perf_writer *w)
 		goto out;
 	}
 	w->finalized = true;
-	r = write_features(w, features);
+	r = write_features(w, features, false);
+	if (r < 0 && (w->comp_level > 0 || w->tracing_len)) {
+		/* The disk is fuller than the reserve allowed for: at least what perf needs to
+		 * read the data. */
+		memset(features, 0, sizeof(features));
+		if (write_features(w, features, true) == 0)
+			r = 0;
+	}
 	if (r < 0) {
 		/* Leave a readable file: the data without features. */
 		memset(features, 0, sizeof(features));
@@ -887,6 +952,8 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
 		goto err;
 	}
 	r = write_prefix(w);
+	if (r == 0)
+		r = reserve(w, w->data_offset, END_RESERVE); /* room for the file's end */
 	if (r < 0)
 		goto err;
 	return w;

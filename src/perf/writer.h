@@ -39,18 +39,26 @@ struct perf_writer_opts {
 	const struct creds *creds;
 };
 
-/* Create path (O_CLOEXEC, 0600 like perf) and write the header and attrs. Returns NULL with
- * errno set: EINVAL for bad opts (no event, a NULL attr, several events without
+/* Create path (O_CLOEXEC, 0600 like perf), write the header and attrs and allocate the space
+ * the file's end needs (see perf_writer__append_closing). Returns NULL with errno set: EINVAL for bad opts (no event, a NULL attr, several events without
  * PERF_SAMPLE_IDENTIFIER/ID or disagreeing on sample_id_all/read_format), or the errno of
  * creating the file. A non-empty existing file is renamed to path.old first when keep_old is
  * set, otherwise truncated. */
 struct perf_writer *perf_writer__open(const char *path, const struct perf_writer_opts *opts);
 
 /* Append whole records (iov[i] may hold many) atomically with respect to other appenders.
- * Thread-safe: one lock around one pwritev. Returns 0 or -errno (the file then stays as it was
- * before the call: a short write is rolled back); -EINVAL after finalize. Note that a file
+ * Thread-safe: one lock around one pwritev. The space for the records and for the end of the
+ * file is allocated first, so a full disk fails here, with nothing written. Returns 0 or -errno
+ * (the file then stays as it was before the call: a short write is rolled back); -EINVAL after
+ * finalize. Note that a file
  * size limit (RLIMIT_FSIZE) also raises SIGXFSZ, which the program must ignore to see -EFBIG. */
 int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovcnt);
+
+/* The same for the records that close a recording (lost counts, ...), which may use the space
+ * every append keeps free past the data (256 KiB, also for the feature sections): on a full disk
+ * perf_writer__append fails with -ENOSPC (or -EDQUOT, -EFBIG) and nothing written, while these
+ * still fit. */
+int perf_writer__append_closing(struct perf_writer *w, const struct iovec *iov, int iovcnt);
 
 /* Reader-pass bookkeeping for PERF_RECORD_FINISHED_ROUND: reader `slot` (0..nr_slots-1, set by
  * perf_writer__set_round_slots) tells that a drain pass it began when perf_writer__round()
@@ -94,7 +102,8 @@ uint64_t perf_writer__data_size(const struct perf_writer *w);
 
 /* Write the feature sections and the final header, fsync. The writer stays valid (for
  * data_size) but accepts no more appends. Returns 0 or -errno (the same on every later call);
- * if the features cannot be written the header still gets the data size, without features. */
+ * if the features cannot be written (a disk fuller than the reserve) the header still gets the
+ * data size, with COMPRESSED alone when that fits, else without features. */
 int perf_writer__finalize(struct perf_writer *w);
 
 /* Close (finalizing first if that has not been done), free. NULL is a no-op. */

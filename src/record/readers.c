@@ -7,7 +7,11 @@
  * markers once every reader reports a pass whose records are all in the file, so a pass whose
  * records wait in an open frame is reported only when that frame is appended: an open frame
  * holds rounds back, which FRAME_AGE_NS bounds. Between passes a reader sleeps in poll() on its
- * rings' fds (woken by the kernel's wakeup watermark) and a stop eventfd. */
+ * rings' fds (woken by the kernel's wakeup watermark) and a stop eventfd.
+ *
+ * A failed append (a full disk) is never silent: its records are counted unwritten at once, or,
+ * with hold_on_full, kept in memory while the reader stops draining and retries every poll_ms;
+ * the rings then fill and --lossless pauses the target until the space is back. */
 #include "record/readers.h"
 
 #include <errno.h>
@@ -63,6 +67,11 @@ struct reader {
 	unsigned int writer_gen; /* the pool's writer_gen when first/last_time were reset */
 	/* per-pass counters, folded into the pool's atomics after each slice */
 	uint64_t records, samples, switches, lost_records, lost_events;
+	uint64_t frame_records, frame_samples; /* fed into the open frame */
+	/* hold_on_full: bytes that could not be appended, retried before anything else */
+	uint8_t *pend;
+	size_t pend_len, pend_cap;
+	uint64_t pend_records, pend_samples, pend_raw; /* pend_raw: a frame's input size */
 };
 
 struct readers {
@@ -74,7 +83,9 @@ struct readers {
 	int time_off;  /* byte offset of the sample time in a SAMPLE record, -1 if absent */
 	bool stacks;   /* SAMPLE records carry user stacks */
 	_Atomic uint64_t records, samples, switches, lost_records, lost_events, bytes_read,
-		bytes_written, wakeups, discarded;
+		bytes_written, wakeups, discarded, unwritten_records, unwritten_samples,
+		unwritten_bytes;
+	atomic_int nr_waiting;
 	atomic_int error;
 	pthread_mutex_t done_lock;
 	pthread_cond_t done_cond;
@@ -171,16 +182,88 @@ static void set_error(struct readers *p, int err)
 	atomic_compare_exchange_strong(&p->error, &zero, err);
 }
 
-static void append(struct reader *rd, const void *buf, size_t len)
+/* Records that will never be in the file, counted once. */
+static void unwritten(struct readers *p, uint64_t records, uint64_t samples, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&p->unwritten_records, records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->unwritten_samples, samples, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->unwritten_bytes, bytes, memory_order_relaxed);
+}
+
+static bool no_space(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+/* Append len bytes holding `records` records (`samples` samples; raw: a frame's input size, else
+ * 0). On failure they are counted unwritten, or, with hold_on_full and no space while the
+ * recording goes on, kept as the pending append. Returns 0 or -errno. */
+static int append(struct reader *rd, const void *buf, size_t len, uint64_t records,
+		  uint64_t samples, uint64_t raw)
 {
 	struct readers *p = rd->pool;
 	struct iovec iov = { (void *)buf, len };
 	int err = perf_writer__append(p->o.writer, &iov, 1);
 
-	if (err)
-		set_error(p, err);
-	else
+	if (!err) {
 		atomic_fetch_add_explicit(&p->bytes_written, len, memory_order_relaxed);
+		if (raw)
+			perf_writer__note_compression(p->o.writer, raw, len);
+		return 0;
+	}
+	if (p->o.hold_on_full && no_space(err) && !atomic_load(&p->stopping)) {
+		if (rd->pend_cap < len) {
+			uint8_t *n = realloc(rd->pend, len);
+
+			if (!n)
+				goto lost;
+			rd->pend = n;
+			rd->pend_cap = len;
+		}
+		memcpy(rd->pend, buf, len);
+		rd->pend_len = len;
+		rd->pend_records = records;
+		rd->pend_samples = samples;
+		rd->pend_raw = raw;
+		atomic_fetch_add(&p->nr_waiting, 1);
+		return err;
+	}
+lost:
+	set_error(p, err);
+	unwritten(p, records, samples, raw ? raw : len);
+	return err;
+}
+
+/* Try the pending append again; at stop, give it up as unwritten. Returns true when nothing is
+ * pending any more. */
+static bool retry_pending(struct reader *rd)
+{
+	struct readers *p = rd->pool;
+	struct iovec iov = { rd->pend, rd->pend_len };
+	int err;
+
+	if (!rd->pend_len)
+		return true;
+	err = perf_writer__append(p->o.writer, &iov, 1);
+	if (err && no_space(err) && !atomic_load(&p->stopping))
+		return false;
+	if (err) {
+		set_error(p, err);
+		unwritten(p, rd->pend_records, rd->pend_samples,
+			  rd->pend_raw ? rd->pend_raw : rd->pend_len);
+	} else {
+		atomic_fetch_add_explicit(&p->bytes_written, rd->pend_len, memory_order_relaxed);
+		if (rd->pend_raw)
+			perf_writer__note_compression(p->o.writer, rd->pend_raw, rd->pend_len);
+	}
+	rd->pend_len = 0;
+	atomic_fetch_sub(&p->nr_waiting, 1);
+	/* A frame's pass, held until the frame was in the file, is complete now. */
+	if (rd->held && !(rd->zc && compress__fed(rd->zc))) {
+		perf_writer__pass_done(p->o.writer, rd->slot, rd->held_round);
+		rd->held = false;
+	}
+	return true;
 }
 
 /* End the open frame and append it; then a pass whose records it held is complete. */
@@ -195,11 +278,16 @@ static void finish_frame(struct reader *rd)
 		return;
 	n = compress__finish(rd->zc, &out);
 	if (n > 0) {
-		perf_writer__note_compression(p->o.writer, fed, n);
-		append(rd, out, n);
+		if (append(rd, out, n, rd->frame_records, rd->frame_samples, fed) < 0 && rd->pend_len) {
+			/* held: the pass is done once the frame is in the file */
+			rd->frame_records = rd->frame_samples = 0;
+			return;
+		}
 	} else if (n < 0) {
 		set_error(p, (int)n); /* the frame's records are lost: say so at the end */
+		unwritten(p, rd->frame_records, rd->frame_samples, fed);
 	}
+	rd->frame_records = rd->frame_samples = 0;
 	if (rd->held) {
 		perf_writer__pass_done(p->o.writer, rd->slot, rd->held_round);
 		rd->held = false;
@@ -222,18 +310,29 @@ static void flush_staging(struct reader *rd)
 		if (!err) {
 			if (first)
 				rd->frame_t0 = clock__ns();
+			rd->frame_records += rd->records;
+			rd->frame_samples += rd->samples;
 			if (compress__fed(rd->zc) >= FRAME_BYTES)
 				finish_frame(rd);
 			goto done;
 		}
 		/* -ENOMEM left the frame as it was: append it, then these records as they are.
 		 * -EIO dropped the frame: say so at the end, keep what can still be kept. */
-		if (err == -ENOMEM)
+		if (err == -ENOMEM) {
 			finish_frame(rd);
-		else
+		} else {
 			set_error(p, err);
+			unwritten(p, rd->frame_records, rd->frame_samples, 0);
+			rd->frame_records = rd->frame_samples = 0;
+		}
+		if (rd->pend_len) {
+			/* the frame waits for space: these records wait in the ring's stead */
+			unwritten(p, rd->records, rd->samples, rd->staged);
+			set_error(p, -ENOSPC);
+			goto done;
+		}
 	}
-	append(rd, rd->staging, rd->staged);
+	append(rd, rd->staging, rd->staged, rd->records, rd->samples, 0);
 done:
 	rd->staged = 0;
 	fold_counters(rd);
@@ -253,8 +352,14 @@ static bool pass(struct reader *rd)
 		rd->first_time = rd->last_time = 0;
 	}
 	started = perf_writer__round(p->o.writer);
+	if (!retry_pending(rd)) {
+		/* No space yet: leave the rings as they are (they fill; --lossless pauses the
+		 * target) and report no pass, so no round can end before these records. */
+		pthread_rwlock_unlock(&p->swap_lock);
+		return false;
+	}
 
-	for (size_t i = 0; i < rd->nr_rings; i++) {
+	for (size_t i = 0; i < rd->nr_rings && !rd->pend_len; i++) {
 		size_t ri = rd->rings[i];
 		struct ringbuf *rb = evlist__ring(p->o.evlist, ri);
 
@@ -275,7 +380,7 @@ static bool pass(struct reader *rd)
 			if (n < 0 || ringbuf__used(rb)) {
 				/* the slice is full or more has arrived: make room, go on */
 				flush_staging(rd);
-				if (got < budget)
+				if (got < budget && !rd->pend_len)
 					continue;
 			}
 			break;
@@ -286,6 +391,12 @@ static bool pass(struct reader *rd)
 	flush_staging(rd);
 	if (rd->first_time)
 		perf_writer__note_time(p->o.writer, rd->first_time, rd->last_time);
+	if (rd->pend_len) {
+		/* this pass's records wait for space: it is not complete */
+		pthread_rwlock_unlock(&p->swap_lock);
+		atomic_fetch_add_explicit(&p->wakeups, 1, memory_order_relaxed);
+		return any;
+	}
 	/* The stop's last passes end the frame, so that everything is in the file. */
 	if (rd->zc && compress__fed(rd->zc) &&
 	    (atomic_load(&p->stopping) || clock__ns() - rd->frame_t0 >= FRAME_AGE_NS))
@@ -323,8 +434,13 @@ static void reader_main(void *arg)
 	}
 	while (!atomic_load(&p->stopping)) {
 		pass(rd);
-		if (poll(rd->pfds, rd->nr_rings + 1, p->o.poll_ms) < 0 && errno != EINTR)
-			break;
+		/* Waiting for space: sleep on the stop eventfd alone (the full rings would wake
+		 * the poll at once) and try again after poll_ms. */
+		if (rd->pend_len ? poll(rd->pfds + rd->nr_rings, 1, p->o.poll_ms) < 0 :
+				   poll(rd->pfds, rd->nr_rings + 1, p->o.poll_ms) < 0) {
+			if (errno != EINTR)
+				break;
+		}
 	}
 	/* Events are disabled by now: drain what is left, twice in case a record was in flight. */
 	pass(rd);
@@ -365,6 +481,7 @@ void readers__free(struct readers *p)
 		free(p->r[i].staging);
 		free(p->r[i].rings);
 		free(p->r[i].pfds);
+		free(p->r[i].pend);
 	}
 	free(p->r);
 	if (p->stop_fd >= 0)
@@ -478,6 +595,10 @@ void readers__stats(const struct readers *p, struct readers_stats *s)
 	s->bytes_read = atomic_load(&q->bytes_read);
 	s->bytes_written = atomic_load(&q->bytes_written);
 	s->wakeups = atomic_load(&q->wakeups);
+	s->unwritten_records = atomic_load(&q->unwritten_records);
+	s->unwritten_samples = atomic_load(&q->unwritten_samples);
+	s->unwritten_bytes = atomic_load(&q->unwritten_bytes);
+	s->waiting = atomic_load(&q->nr_waiting) > 0;
 	s->ring_discarded = 0;
 	for (size_t i = 0; i < evlist__nr_rings(p->o.evlist); i++)
 		s->ring_discarded += ringbuf__discarded(evlist__ring(p->o.evlist, i));
@@ -512,9 +633,21 @@ int readers__swap_writer(struct readers *p, struct perf_writer *w)
 	pthread_rwlock_wrlock(&p->swap_lock);
 	/* No pass is running: open frames hold records drained for the old file; end them
 	 * there, so each file's rounds and compressed frames stay its own. */
-	for (unsigned int i = 0; i < p->nr; i++)
-		if (p->r[i].zc)
-			finish_frame(&p->r[i]);
+	for (unsigned int i = 0; i < p->nr; i++) {
+		struct reader *rd = &p->r[i];
+
+		if (rd->zc)
+			finish_frame(rd);
+		if (rd->pend_len) {
+			/* waiting for space in the old file, which is closed now */
+			set_error(p, -ENOSPC);
+			unwritten(p, rd->pend_records, rd->pend_samples,
+				  rd->pend_raw ? rd->pend_raw : rd->pend_len);
+			rd->pend_len = 0;
+			rd->held = false;
+			atomic_fetch_sub(&p->nr_waiting, 1);
+		}
+	}
 	err = perf_writer__set_round_slots(w, p->nr);
 	if (!err) {
 		p->o.writer = w;

@@ -37,6 +37,9 @@ struct readers_opts {
 	bool realtime;                /* try SCHED_FIFO for the reader threads */
 	int poll_ms;                  /* longest sleep between passes (default 100) */
 	size_t max_slice;             /* bytes drained before compressing (0: 1 MiB) */
+	bool hold_on_full;            /* a full disk: keep what could not be written and stop
+				       * draining (the rings fill, --lossless pauses the target)
+				       * until it can be; else count it lost and go on */
 	struct readers_hooks hooks;
 };
 
@@ -50,6 +53,10 @@ struct readers_stats {
 	uint64_t bytes_written;      /* bytes appended to the file (compressed or not) */
 	uint64_t wakeups;            /* passes */
 	uint64_t ring_discarded;     /* bytes thrown away on a corrupt ring header */
+	/* Drained but not in the file: appends that failed (a full disk) and frames that could
+	 * not be compressed. Counted in records/samples/switches above too. */
+	uint64_t unwritten_records, unwritten_samples, unwritten_bytes;
+	bool waiting;                /* hold_on_full: a reader waits for space right now */
 	int error;                   /* first write error (-errno), 0 if none */
 };
 
@@ -69,7 +76,8 @@ unsigned int readers__count(const struct readers *r);
 int readers__swap_writer(struct readers *r, struct perf_writer *w);
 
 /* Tell the readers to drain everything that is left and end (call after the events were
- * disabled), wait for them. Returns 0 or the first append error (-errno). */
+ * disabled), wait for them. What still cannot be written then is counted unwritten. Returns 0
+ * or the first append error (-errno). */
 int readers__stop(struct readers *r);
 
 /* Stops if needed, frees. NULL is a no-op. */

@@ -65,6 +65,8 @@ struct record {
 	uint64_t lost_samples;
 	uint64_t t0_ns, t_end_ns;     /* CLOCK_MONOTONIC */
 	uint64_t last_sync_ns;
+	uint64_t unwritten_told;      /* unwritten records already noticed */
+	bool waiting_told;            /* the wait for space was noticed */
 	char *rotated_output;  /* the current file's path after record__rotate (owned) */
 	void *tracing_data;    /* the tracepoints' formats for each file (NULL: no tracepoint) */
 	size_t tracing_len;
@@ -913,6 +915,9 @@ static int start_readers(struct record *rec, bool follow)
 		/* lossless: small slices, so fill levels are seen between short compressions */
 		.max_slice = rec->o.lossless ?
 			     rec->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE) / 4 : 0,
+		/* lossless: a full disk pauses the target (the rings fill) until there is space
+		 * again, rather than lose what cannot be written */
+		.hold_on_full = rec->o.lossless,
 		.hooks = { rec, rec->ll ? on_task : NULL, rec->ll ? on_fill : NULL },
 	};
 	int err;
@@ -1028,6 +1033,32 @@ int record__start(struct record *rec)
 	return 0;
 }
 
+/* Say at once (at the next poll) that the file cannot be written: what it costs, and what to do. */
+static void notice_write_state(struct record *rec)
+{
+	struct readers_stats rs;
+
+	if (!rec->rd)
+		return;
+	readers__stats(rec->rd, &rs);
+	if (rs.waiting && !rec->waiting_told) {
+		rec->waiting_told = true;
+		notice(rec, "cannot write %s: %s: --lossless pauses the target until there is space "
+		       "again (free some on that file system; Ctrl-C ends the recording and counts "
+		       "what is waiting as lost)", rec->o.output, strerror(ENOSPC));
+	} else if (!rs.waiting && rec->waiting_told && !rs.unwritten_records) {
+		rec->waiting_told = false;
+		notice(rec, "%s: there is space again; recording goes on", rec->o.output);
+	}
+	if (rs.unwritten_records > rec->unwritten_told) {
+		if (!rec->unwritten_told)
+			notice(rec, "cannot write %s: %s: what cannot be written is counted as lost "
+			       "(free some space, or record elsewhere with -o)", rec->o.output,
+			       strerror(rs.error ? -rs.error : EIO));
+		rec->unwritten_told = rs.unwritten_records;
+	}
+}
+
 int record__poll(struct record *rec, int timeout_ms)
 {
 	uint64_t now;
@@ -1055,12 +1086,66 @@ int record__poll(struct record *rec, int timeout_ms)
 		rec->target_ended = true;
 		rec->t_end_ns = clock__ns();
 	}
+	notice_write_state(rec);
 	now = clock__ns();
 	if (rec->w && now - rec->last_sync_ns >= 500000000) {
 		perf_writer__sync(rec->w);
 		rec->last_sync_ns = now;
 	}
 	return r;
+}
+
+/* Append the sample_id trailer of event a's records (ring r) to buf at n; returns the new n. */
+static size_t put_sample_id(const struct record *rec, size_t a, size_t r, uint64_t id, uint64_t *buf,
+			    size_t n)
+{
+	uint64_t st = rec->attrs[a].sample_type;
+
+	if (!rec->attrs[a].sample_id_all)
+		return n;
+	/* tid, time, id, stream_id, cpu, identifier, in that order */
+	if (st & PERF_SAMPLE_TID)
+		buf[n++] = 0;
+	if (st & PERF_SAMPLE_TIME)
+		buf[n++] = 0;
+	if (st & PERF_SAMPLE_ID)
+		buf[n++] = id;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		buf[n++] = 0;
+	if (st & PERF_SAMPLE_CPU)
+		buf[n++] = (uint64_t)evlist__ring_cpu(rec->el, r);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		buf[n++] = id;
+	return n;
+}
+
+/* What the readers drained but could not write (a full disk) goes into the file as one
+ * PERF_RECORD_LOST {id, lost records} and one PERF_RECORD_LOST_SAMPLES {lost samples}, in the
+ * space the writer keeps for the file's end: perf and preport count them as lost. */
+static int write_unwritten(struct record *rec, const struct readers_stats *rs)
+{
+	size_t nids;
+	const uint64_t *ids = evlist__ids(rec->el, 0, &nids);
+	uint64_t id = nids ? ids[0] : 0;
+	uint64_t buf[16];
+	struct perf_event_header *h = (void *)buf;
+	size_t n = 1;
+	int err;
+
+	if (!rs->unwritten_records)
+		return 0;
+	buf[n++] = id;
+	buf[n++] = rs->unwritten_records;
+	n = put_sample_id(rec, 0, 0, id, buf, n);
+	*h = (struct perf_event_header){ .type = PERF_RECORD_LOST, .size = n * 8 };
+	err = perf_writer__append_closing(rec->w, &(struct iovec){ buf, n * 8 }, 1);
+	if (err || !rs->unwritten_samples)
+		return err;
+	n = 1;
+	buf[n++] = rs->unwritten_samples;
+	n = put_sample_id(rec, 0, 0, id, buf, n);
+	*h = (struct perf_event_header){ .type = PERF_RECORD_LOST_SAMPLES, .size = n * 8 };
+	return perf_writer__append_closing(rec->w, &(struct iovec){ buf, n * 8 }, 1);
 }
 
 /* PERF_RECORD_LOST_SAMPLES {u64 lost} with a sample_id trailer, one per event and CPU. */
@@ -1074,31 +1159,18 @@ static int write_lost_samples(struct record *rec)
 			uint64_t lost = 0, buf[16];
 			struct perf_event_header *h = (void *)buf;
 			size_t n = 1;
-			uint64_t st = rec->attrs[a].sample_type;
 			uint64_t id = ids[r * rec->nr_tids];
 
 			if (evlist__lost_samples(rec->el, a, r, &lost) < 0 || !lost)
 				continue;
 			rec->lost_samples += lost;
 			buf[n++] = lost;
-			/* trailer: tid, time, id, stream_id, cpu, identifier, in that order */
-			if (st & PERF_SAMPLE_TID)
-				buf[n++] = 0;
-			if (st & PERF_SAMPLE_TIME)
-				buf[n++] = 0;
-			if (st & PERF_SAMPLE_ID)
-				buf[n++] = id;
-			if (st & PERF_SAMPLE_STREAM_ID)
-				buf[n++] = 0;
-			if (st & PERF_SAMPLE_CPU)
-				buf[n++] = (uint64_t)evlist__ring_cpu(rec->el, r);
-			if (st & PERF_SAMPLE_IDENTIFIER)
-				buf[n++] = id;
+			n = put_sample_id(rec, a, r, id, buf, n);
 			h->type = PERF_RECORD_LOST_SAMPLES;
 			h->misc = 0;
 			h->size = n * 8;
 			struct iovec iov = { buf, n * 8 };
-			int err = perf_writer__append(rec->w, &iov, 1);
+			int err = perf_writer__append_closing(rec->w, &iov, 1);
 
 			if (err)
 				return err;
@@ -1131,11 +1203,25 @@ int record__stop(struct record *rec)
 	}
 	evlist__disable(rec->el);
 	e = readers__stop(rec->rd);
-	if (e && !err) {
-		err = e;
-		seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
-	}
 	lossless__release(rec->ll);
+	if (e && !err) {
+		struct readers_stats rs;
+
+		err = e;
+		readers__stats(rec->rd, &rs);
+		if (rs.unwritten_records) {
+			int e2 = write_unwritten(rec, &rs);
+
+			seterr(rec, "cannot write %s: %s: %llu records (%llu samples) could not be "
+			       "written; %s", rec->o.output, strerror(-e),
+			       (unsigned long long)rs.unwritten_records,
+			       (unsigned long long)rs.unwritten_samples,
+			       e2 ? "not even the count of them fits in the file" :
+				    "the file counts them as lost");
+		} else {
+			seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
+		}
+	}
 	e = write_lost_samples(rec);
 	if (e && !err) {
 		err = e;
@@ -1186,6 +1272,9 @@ void record__stats(const struct record *rec, struct record_stats *s)
 	s->lost_records = rs.lost_records;
 	s->lost_events = rs.lost_events;
 	s->lost_samples = rec->lost_samples;
+	s->unwritten_records = rs.unwritten_records;
+	s->unwritten_samples = rs.unwritten_samples;
+	s->unwritten_bytes = rs.unwritten_bytes;
 	s->bytes_read = rs.bytes_read;
 	s->bytes_written = rec->w ? perf_writer__data_size(rec->w) : 0;
 	s->wakeups = rs.wakeups;

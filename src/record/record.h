@@ -68,6 +68,9 @@ struct record_stats {
 	uint64_t samples, records, switches;
 	uint64_t lost_records, lost_events; /* kernel PERF_RECORD_LOST */
 	uint64_t lost_samples;         /* PERF_FORMAT_LOST at the end */
+	uint64_t unwritten_records;    /* drained but not written (a full disk): in the file as */
+	uint64_t unwritten_samples;    /* one LOST and one LOST_SAMPLES record */
+	uint64_t unwritten_bytes;
 	uint64_t bytes_read, bytes_written;
 	uint64_t wakeups;
 	unsigned int nr_readers, nr_rings;
