@@ -168,6 +168,28 @@ START_TEST(test_every_cut)
 }
 END_TEST
 
+/* A damaged attr: unknown sample_type bits, or a layout shorter than the record (one register
+ * fewer in the mask), are refused by name, never decoded into wrong fields. */
+START_TEST(test_attr_mismatch)
+{
+	struct perf_event_attr attr;
+	struct perf_sample s;
+	struct rb b;
+	struct perf_event_header *h = build_full(&b, &attr);
+	struct perf_event_attr bad = attr;
+
+	bad.sample_type = ~0ULL;
+	ck_assert_int_eq(perf_sample__parse(&bad, h, &s), -EPROTO);
+	bad.sample_type = attr.sample_type | PERF_SAMPLE_MAX;
+	ck_assert_int_eq(perf_sample__parse(&bad, h, &s), -EPROTO);
+	/* without the last field (aux), the record is longer than the attr says */
+	bad = attr;
+	bad.sample_type &= ~(uint64_t)PERF_SAMPLE_AUX;
+	ck_assert_int_eq(perf_sample__parse(&bad, h, &s), -EMSGSIZE);
+	ck_assert_int_eq(perf_sample__parse(&attr, h, &s), 0);
+}
+END_TEST
+
 /* Each sample_type bit alone: consumes exactly its own words. */
 START_TEST(test_single_fields)
 {
@@ -415,6 +437,7 @@ Suite *perf_sample_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_field_order);
+	tcase_add_test(tc, test_attr_mismatch);
 	tcase_add_test(tc, test_single_fields);
 	tcase_add_test(tc, test_read_formats);
 	tcase_add_test(tc, test_branch_hw_idx);

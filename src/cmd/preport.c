@@ -636,6 +636,34 @@ static int do_unwind_to(const struct cli *c)
 	return 0;
 }
 
+/* Samples that do not decode with their attr are not in the report: say how many, whose and
+ * why, and that the report is partial. */
+static int check_undecodable(const struct cli *c, struct report_session *s, int ret)
+{
+	const struct report_session_stats *st = report_session__stats(s);
+	struct perf_reader *r = report_session__reader(s);
+	bool any = false;
+
+	for (size_t i = 0; i < st->nr_attrs && i < perf_reader__nr_attrs(r); i++) {
+		const struct perf_event_attr *at = &perf_reader__attr(r, i)->attr;
+		int e = st->attr_bad_error[i];
+
+		if (!st->attr_bad_samples[i])
+			continue;
+		any = true;
+		err("%llu of %llu samples of event '%s' (attr %zu) cannot be decoded: %s "
+		    "(sample_type %#llx, sample_regs_user %#llx); %s",
+		    (unsigned long long)st->attr_bad_samples[i],
+		    (unsigned long long)st->attr_samples[i], report_session__event_name(s, i), i,
+		    e == -EPROTO ? "the attr's sample_type has fields no kernel defines: the attr is damaged" :
+		    e == -EMSGSIZE ? "the records are longer than the attr's layout: the attr is damaged" :
+				     "the records do not fit the attr's layout: the attr or the records are damaged",
+		    (unsigned long long)at->sample_type, (unsigned long long)at->sample_regs_user,
+		    c->force ? "reported the others (--force)" : "the report is partial (--force to accept)");
+	}
+	return any && !c->force && !ret ? EXIT_DAMAGED : ret;
+}
+
 int main(int argc, char **argv)
 {
 	/* perf's default: a call graph whenever callchains were recorded */
@@ -670,6 +698,7 @@ int main(int argc, char **argv)
 	if (c.header)
 		print_header(stdout, report_session__reader(s), c.input);
 	ret = c.stats ? do_stats(s) : do_report(&c, s, t0);
+	ret = check_undecodable(&c, s, ret);
 	ret = check_damage(&c, report_session__reader(s), ret);
 	report_session__free(s);
 	fflush(stdout);

@@ -203,6 +203,8 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 
 	if (rec->size < sizeof(*rec) || rec->type != PERF_RECORD_SAMPLE)
 		return -EBADMSG;
+	if (attr->sample_type & ~(uint64_t)(PERF_SAMPLE_MAX - 1))
+		return -EPROTO; /* a field no kernel writes: its size, hence the layout, unknown */
 	memset(ret, 0, sizeof(*ret));
 	ret->hdr = rec;
 	ret->cpumode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -211,7 +213,9 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	if (parse_fixed(attr, &c, ret) < 0 || parse_variable(attr, &c, ret) < 0 ||
 	    parse_tail(attr, &c, ret) < 0)
 		return -EBADMSG;
-	return 0;
+	/* The kernel writes exactly the fields the attr asks for: bytes left over mean the attr
+	 * describes another layout (a damaged attr), and every field read may be wrong. */
+	return c.left ? -EMSGSIZE : 0;
 }
 
 int perf_sample__parse_id(const struct perf_event_attr *attr, const struct perf_event_header *rec,

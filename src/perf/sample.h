@@ -33,7 +33,9 @@ struct perf_sample {
 };
 
 /* Decode a PERF_RECORD_SAMPLE of size rec->size laid out for attr. Every field is bounds-checked
- * against the record. Returns 0 or -EBADMSG (the struct is then undefined). */
+ * against the record, which must hold exactly the fields the attr asks for. Returns 0, or (the
+ * struct is then undefined) -EBADMSG the record is shorter than the attr's layout or a field is
+ * inconsistent, -EMSGSIZE it is longer, -EPROTO sample_type has bits no kernel defines. */
 int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_event_header *rec,
 		       struct perf_sample *ret);
 

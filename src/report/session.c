@@ -72,7 +72,8 @@ struct report_session {
 	struct unwinder **all;
 
 	struct report_session_stats st;
-	uint64_t *attr_samples, *attr_lost;
+	uint64_t *attr_samples, *attr_lost, *attr_bad;
+	int *attr_bad_err;
 	char (*names)[NAME_LEN];
 };
 
@@ -307,6 +308,14 @@ static bool keep_sample(const struct report_session *s, const struct perf_sample
 	return true;
 }
 
+/* A SAMPLE record that does not decode with its attr: counted per event, with the first reason. */
+static void bad_sample(struct report_session *s, size_t a, int err)
+{
+	s->st.nr_bad_samples++;
+	if (!s->attr_bad[a]++)
+		s->attr_bad_err[a] = err;
+}
+
 static int on_sample(struct report_session *s, const struct perf_reader_record *rec)
 {
 	const struct report_session_opts *o = &s->opts;
@@ -325,8 +334,9 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	b = s->fill;
 	it = &b->items[b->n];
 	it->side = NULL;
-	if (perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &it->s) < 0) {
-		s->st.nr_bad_samples++;
+	int pe = perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &it->s);
+	if (pe < 0) {
+		bad_sample(s, a, pe);
 		return 0;
 	}
 	if (!keep_sample(s, &it->s))
@@ -411,9 +421,14 @@ static int on_count(const struct perf_reader_record *rec, void *arg)
 	size_t a = rec->attr_index < 0 || (size_t)rec->attr_index >= s->st.nr_attrs ?
 			   0 : (size_t)rec->attr_index;
 
-	if (rec->hdr->type == PERF_RECORD_SAMPLE)
+	if (rec->hdr->type == PERF_RECORD_SAMPLE) {
+		struct perf_sample ps;
+		int pe = perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &ps);
+
 		s->attr_samples[a]++;
-	else if (rec->hdr->type == PERF_RECORD_LOST_SAMPLES)
+		if (pe < 0)
+			bad_sample(s, a, pe);
+	} else if (rec->hdr->type == PERF_RECORD_LOST_SAMPLES)
 		count_lost(s, rec);
 	return 0;
 }
@@ -481,14 +496,19 @@ static int session_setup(struct report_session *s)
 	s->st.nr_attrs = na ? na : 1;
 	s->attr_samples = calloc(s->st.nr_attrs, sizeof(uint64_t));
 	s->attr_lost = calloc(s->st.nr_attrs, sizeof(uint64_t));
+	s->attr_bad = calloc(s->st.nr_attrs, sizeof(uint64_t));
+	s->attr_bad_err = calloc(s->st.nr_attrs, sizeof(int));
 	s->names = calloc(s->st.nr_attrs, NAME_LEN);
 	s->pool = calloc(s->nr_threads, sizeof(*s->pool));
 	s->all = calloc(s->nr_threads, sizeof(*s->all));
 	s->m = machine_for(s->r);
-	if (!s->attr_samples || !s->attr_lost || !s->names || !s->pool || !s->all || !s->m)
+	if (!s->attr_samples || !s->attr_lost || !s->attr_bad || !s->attr_bad_err || !s->names ||
+	    !s->pool || !s->all || !s->m)
 		return -ENOMEM;
 	s->st.attr_samples = s->attr_samples;
 	s->st.attr_lost_samples = s->attr_lost;
+	s->st.attr_bad_samples = s->attr_bad;
+	s->st.attr_bad_error = s->attr_bad_err;
 	if (na)
 		name_events(s);
 	else
@@ -687,6 +707,8 @@ void report_session__free(struct report_session *s)
 	free(s->sinks);
 	free(s->attr_samples);
 	free(s->attr_lost);
+	free(s->attr_bad);
+	free(s->attr_bad_err);
 	free(s->names);
 	free(s);
 }

@@ -81,6 +81,9 @@ struct report_session_stats {
 	uint64_t nr_frames;                 /* frames delivered */
 	const uint64_t *attr_samples;       /* per event: SAMPLE records */
 	const uint64_t *attr_lost_samples;  /* per event: sum of LOST_SAMPLES.lost */
+	const uint64_t *attr_bad_samples;   /* per event: SAMPLE records that do not decode with
+					     * the event's attr (run and count both look) */
+	const int *attr_bad_error;          /* per event: perf_sample__parse's first error */
 	size_t nr_attrs;
 	struct unwinder_stats unwind;       /* summed over the session's unwinders */
 	unsigned int nr_threads;            /* threads that unwound */
