@@ -26,7 +26,7 @@ expect 2 "must be below" -- --lossless --high-watermark 20 --low-watermark 30 tr
 expect 2 "cannot be used with -a" -- --lossless -a
 expect 2 "invalid CPU list" -- -C 0-x true
 expect 2 "does not exist" -- -C 1000 true
-expect 125 "no process 999999" -- -p 999999
+expect 2 "no process 999999" -- -p 999999
 expect 127 "cannot run 'no-such-command-xyz'" -- no-such-command-xyz
 expect 125 "cannot create" -- -o /nonexistent-dir/x.data true
 [ ! -e perf.data ] || fail "a failed start left perf.data behind"

@@ -21,7 +21,7 @@ poke st.data $((attrs + 24)) '\377\377\377\377\377\377\377\377'
 rc=0; preport -i st.data > out 2> err || rc=$?
 cat err
 assert_eq "$rc" 1 "sample_type 2^64-1: exit status"
-grep -q "^preport: $total of $total samples of event 'cpu-clock' (attr 0) cannot be decoded: the attr's sample_type has fields no kernel defines (sample_type 0xffffffffffffffff" err ||
+grep -q "^preport: $total of $total samples of event 'cpu-clock' (attr 0) cannot be decoded: the attr's sample_type has fields no kernel defines: the attr is damaged (sample_type 0xffffffffffffffff" err ||
 	fail "sample_type 2^64-1: no named reason"
 rc=0; preport --force -i st.data > out 2> err || rc=$?
 assert_eq "$rc" 0 "sample_type 2^64-1 --force: exit status"
