@@ -3,7 +3,7 @@
 # bad options, unwritable outputs: one clear message and the exit status `preport --help`
 # documents (1 damaged, 2 bad usage, 3 cannot read or write). Then every file of tests/corpus
 # (hand-made damaged perf.data and fuzzer finds) through each output of preport: the status
-# EXPECT gives (clean 0, damaged 1, refused 3), 1 or 3 for files EXPECT does not list, never a
+# EXPECT gives (clean 0, damaged or undecodable 1, refused 3), 1 or 3 for files EXPECT does not list, never a
 # signal.
 . "$(dirname "$0")/lib.sh"
 
@@ -68,7 +68,7 @@ for f in "$C"/*; do
 	name=$(basename "$f")
 	case $name in EXPECT|*.sh) continue ;; esac
 	want=$(awk -v n="$name" '$1 == n { print $2 }' "$C/EXPECT")
-	case $want in clean) code=0 ;; damaged) code=1 ;; refused) code=3 ;; *) code=any ;; esac
+	case $want in clean) code=0 ;; damaged|undecodable) code=1 ;; refused) code=3 ;; *) code=any ;; esac
 	for args in "" "--no-children -g caller" "--stats" "--folded" "--flamegraph $T/c.svg" \
 		"--header --sort pid,cpu" "--force" "--repair $T/c.data"; do
 		set +e
