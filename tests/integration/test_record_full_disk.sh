@@ -62,6 +62,7 @@ assert_ge "$lost_smp" 100 "compressed: samples not written"
 
 # 3. --lossless: paused while the disk is full, resumed when there is space; nothing lost.
 fill 290
+: > rec.err # the background job truncates it only once it runs: not the last case's message
 precord --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 6 > pid.out 2> rec.err &
 prec=$!
 i=0
@@ -83,11 +84,13 @@ awk -v p="$paused" 'BEGIN { exit !(p >= 0.9) }' || fail "--lossless: paused $pau
 # 4. --lossless, stopped while waiting for space: what waited is lost, counted; the target is
 # not left paused.
 fill 290
+: > rec.err
 precord --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 60 > pid.out 2> rec.err &
 prec=$!
 i=0
 until grep -q "pauses the target until there is space again" rec.err; do
 	i=$((i + 1)); [ $i -lt 600 ] || { cat rec.err; fail "--lossless stop: no message about the full disk"; }
+	kill -0 $prec 2>/dev/null || { cat rec.err; fail "--lossless stop: precord ended without waiting for space"; }
 	sleep 0.05
 done
 target=$(head -1 pid.out)
