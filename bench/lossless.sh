@@ -1,9 +1,11 @@
 # Sourced by bench/run.sh when BENCH contains "lossless" (uses P, W, D, STORM_COUNT, THREADS,
-# run_timed and bench/lib.sh). Three tables:
+# run_timed and bench/lib.sh). Four tables:
 #   1. the sched_yield storm with exactly perf's settings, perf record against precord
 #      --lossless: wall time, losses, samples and SWITCH records, precord's paused share;
 #   2. harsh settings (64 KiB stacks, 50 kHz, a fork/exec tree, a CPU hog), perf against precord;
-#   3. the pause reaction latency per mechanism (precord bench pause).
+#   3. bytes that reach the rings after a pause request: freezer, backstop, both
+#      (build/tools/backstop_reaction);
+#   4. the pause reaction latency per mechanism (precord bench pause).
 # The seed's settings (issue 10): -m 64 is no longer accepted with --lossless at these settings
 # (precord derives 2 MiB and refuses less), so both recorders get the ring precord derives.
 LL_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf"
@@ -84,6 +86,18 @@ echo
 echo "(one run each; --switch-events on every row; storm: $THREADS threads x $HARSH_COUNT yields; tree: 8 children,"
 echo "half exec'ing a shell loop; hog: stress-ng --cpu $NCPU at the same nice level during both runs. lost = LOST"
 echo "events + LOST_SAMPLES, read back with perf. The ring is what precord derives for --lossless; perf gets the same.)"
+echo
+
+echo "## --lossless: what reaches the rings after a pause is requested (freezer, backstop, both)"
+echo
+if build/tools/backstop_reaction "${BACKSTOP_CYCLES:-300}" 20000 > "$D/backstop.txt" 2> "$D/backstop.err"; then
+	printf '| way | bytes after the request p50 | p99 | max | until stopped p50 us | p99 us | max us |\n|---|---|---|---|---|---|---|\n'
+	awk '!/^#/ && NF == 7 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$D/backstop.txt"
+	echo
+	sed -n 's/^# \([0-9].*\)/(\1; freezer: the cgroup2 freezer alone, backstop: the kernel-side SIGSTOP at the next sample alone, both: as precord does.)/p' "$D/backstop.txt"
+else
+	echo "(not measured: $(cat "$D/backstop.err"))"
+fi
 echo
 
 echo "## --lossless pause reaction: request -> the kernel reports the whole target stopped"
