@@ -63,6 +63,18 @@ refused() { # WHAT MINIMUM-PAGES OPTIONS...
 refused "--lossless -m 16 at 20 kHz" 512 -F 20000 --call-graph dwarf -m 16 --lossless
 refused "--lossless -m 64 with 64 KiB stacks" 512 --call-graph dwarf,65528 -m 64 --lossless
 refused "-m 8 with 64 KiB stacks" 32 --call-graph dwarf,65528 -m 8
+# a user without CAP_IPC_LOCK may lock perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK: rings
+# that need more are refused, naming the knobs (64 KiB stacks at 50 kHz need 32 MiB per CPU)
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	rc=0
+	(ulimit -l 8192; setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+		"$TOP/precord" --lossless -e cpu-clock -F 50000 --call-graph dwarf,65528 -o nobody.data \
+		-- touch ran) 2> nobody.err || rc=$?
+	[ $rc = 2 ] || { cat nobody.err; fail "rings above the lock limit: exit $rc, not 2"; }
+	[ ! -e ran ] || fail "rings above the lock limit: the command ran"
+	grep -q "may lock only [0-9]* KiB: raise kernel.perf_event_mlock_kb" nobody.err ||
+		{ cat nobody.err; fail "rings above the lock limit: the knobs are not named"; }
+fi
 # the minimum named is accepted, and a larger high mark needs a larger ring
 precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ok.data -- true ||
 	fail "--lossless -m 512 at 20 kHz (the minimum named) refused: exit $?"
