@@ -39,7 +39,9 @@ START_TEST(test_defaults)
 	ck_assert(c.continuous);
 	ck_assert_str_eq(c.event, "cpu-clock");
 	ck_assert_uint_eq(c.frequency, 49);
-	ck_assert_int_eq(c.callgraph, CALLGRAPH_FP);
+	ck_assert_int_eq(c.callgraph, CALLGRAPH_DWARF);
+	ck_assert(c.unwind);
+	ck_assert(c.all_cgroups);
 	ck_assert(c.all);
 	ck_assert_str_eq(c.output_dir, "/var/lib/precord");
 	ck_assert_uint_eq(c.rotate_size, 64ULL << 20);

@@ -30,7 +30,9 @@ int config__defaults(struct daemon_config *c)
 	memset(c, 0, sizeof(*c));
 	c->continuous = true;
 	c->frequency = 49;
-	c->callgraph = CALLGRAPH_FP;
+	c->callgraph = CALLGRAPH_DWARF;
+	c->unwind = true;
+	c->all_cgroups = true;
 	c->stack_size = 8192;
 	c->all = true;
 	c->compression = 1;
@@ -116,6 +118,20 @@ static int set_str(char **dst, const char *v)
 static int set_continuous(struct parse_ctx *p, const char *v)
 {
 	if (parse_bool(v, &p->c->continuous))
+		return bad(p, "expected yes or no, not '%s'", v);
+	return 0;
+}
+
+static int set_unwind(struct parse_ctx *p, const char *v)
+{
+	if (parse_bool(v, &p->c->unwind))
+		return bad(p, "expected yes or no, not '%s'", v);
+	return 0;
+}
+
+static int set_all_cgroups(struct parse_ctx *p, const char *v)
+{
+	if (parse_bool(v, &p->c->all_cgroups))
 		return bad(p, "expected yes or no, not '%s'", v);
 	return 0;
 }
@@ -327,6 +343,8 @@ static const struct key {
 	{ "event", set_event },
 	{ "frequency", set_frequency },
 	{ "call_graph", set_call_graph },
+	{ "unwind", set_unwind },
+	{ "all_cgroups", set_all_cgroups },
 	{ "target", set_target },
 	{ "cpus", set_cpus },
 	{ "buffer_size", set_buffer_size },
@@ -593,7 +611,7 @@ static bool str_eq(const char *a, const char *b)
 bool config__same_recording(const struct daemon_config *a, const struct daemon_config *b)
 {
 	if (a->continuous != b->continuous || !str_eq(a->event, b->event) ||
-	    a->frequency != b->frequency || a->callgraph != b->callgraph ||
+	    a->frequency != b->frequency || a->callgraph != b->callgraph || a->all_cgroups != b->all_cgroups ||
 	    (a->callgraph == CALLGRAPH_DWARF && a->stack_size != b->stack_size) ||
 	    a->all != b->all || !str_eq(a->cpus, b->cpus) || a->buffer_size != b->buffer_size ||
 	    a->compression != b->compression || !str_eq(a->output_dir, b->output_dir) ||

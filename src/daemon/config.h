@@ -18,7 +18,10 @@ struct daemon_config {
 	bool continuous;               /* record all the time (default yes) */
 	char *event;                   /* default "cpu-clock" */
 	uint64_t frequency;            /* samples/s (default 49) */
-	enum callgraph_mode callgraph; /* default CALLGRAPH_FP */
+	enum callgraph_mode callgraph; /* default CALLGRAPH_DWARF */
+	bool unwind;                   /* dwarf: unwind each finished file into call chains
+					* (default yes) */
+	bool all_cgroups;              /* the cgroup of every sample (default yes) */
 	uint32_t stack_size;           /* for dwarf (default 8192) */
 	bool all;                      /* target = all (default) */
 	pid_t *pids;                   /* target = pid:N,... */

@@ -11,6 +11,7 @@
  * Leftovers of an earlier run (closed files, and a .partial a crash left) count from start-up.
  * A kill -9 damages at most the .partial file: every other one was finalized and fsync'ed
  * before it got its final name (a file is born .starting, see starting_name()). */
+#include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 
 #include <poll.h>
@@ -152,6 +153,11 @@ struct daemon *daemon__new(const struct daemon_opts *o, char **ret_msg)
 		*ret_msg = strdup(d->err);
 		goto fail;
 	}
+	/* whatever the configuration says now: a reload may turn unwinding on */
+	d->compactor = compactor__new(d->cfg.compression);
+	if (!d->compactor)
+		daemon__log(d, LOG_WARNING, "cannot start the unwinding thread: %m; files keep "
+			    "their stacks");
 	return d;
 fail:
 	daemon__free(d);
@@ -317,6 +323,7 @@ int daemon__run(struct daemon *d)
 		else if (d->ctl)
 			ctl_server__handle(d->ctl, pfds + 1, 0); /* deadlines */
 		session__tick(d);
+		retention__take_unwound(d);
 		jobs__tick(d);
 		now = clock__ms();
 		if (d->watchdog_usec && now >= d->next_watchdog_ms) {
@@ -348,6 +355,7 @@ void daemon__free(struct daemon *d)
 		jobs__remove(d, 0);
 	if (d->rec)
 		session__stop(d);
+	compactor__free(d->compactor); /* finishes the file in hand: a few seconds at most */
 	ctl_server__free(d->ctl);
 	retention__clear(d);
 	free(d->files);

@@ -75,6 +75,8 @@ struct daemon {
 	uint64_t start_bytes;       /* size of the last file right after it was opened */
 	uint64_t rotations, deleted, rotate_fail_until_ms;
 	uint64_t past_samples, past_lost; /* of sessions that ended */
+	struct compactor *compactor; /* unwinds closed files into call chains (unwind = yes) */
+	uint64_t unwound, unwound_saved; /* files swapped for their call-chain copy; bytes saved */
 
 	/* status */
 	uint64_t rate_bytes, rate_t_ms;
@@ -108,6 +110,10 @@ void retention__starting_name(const char *partial, char *buf, size_t size);
 void retention__close_file(struct daemon *d, const char *path, uint32_t seq);
 /* mkdir -p the output directory, count what is there; 0 or -errno (daemon__error says). */
 int retention__prepare_dir(struct daemon *d);
+/* unwind = yes with DWARF call graphs: hand the file closed last to the compactor. */
+void retention__unwind_last(struct daemon *d);
+/* Swap in the call-chain copies the compactor finished, for files still kept. */
+void retention__take_unwound(struct daemon *d);
 
 /* session.c: continuous recording. */
 void session__notice(void *ctx, const char *msg);

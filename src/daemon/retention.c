@@ -1,6 +1,7 @@
 /* precordd's files and disk budget: the closed recordings, oldest first, counted from what an
  * earlier run left; names (precord-SEQ-TIME.data, born .starting, .partial while open); and the
  * budget, enforced by deleting the oldest (see daemon.c for the invariant). */
+#include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 
 #include <dirent.h>
@@ -98,6 +99,12 @@ static int scan_dir(struct daemon *d)
 		if (!strncmp(de->d_name, "precord-", 8) && strlen(de->d_name) > 14 &&
 		    !strcmp(de->d_name + strlen(de->d_name) - 14, ".data.starting")) {
 			/* a file a crash caught before its first sample: nothing to keep */
+			unlinkat(dirfd(dir), de->d_name, 0);
+			continue;
+		}
+		if (!strncmp(de->d_name, "precord-", 8) && strlen(de->d_name) > 15 &&
+		    !strcmp(de->d_name + strlen(de->d_name) - 15, ".data.unwinding")) {
+			/* a call-chain copy a crash left unfinished: its file is still there */
 			unlinkat(dirfd(dir), de->d_name, 0);
 			continue;
 		}
@@ -252,4 +259,48 @@ int retention__prepare_dir(struct daemon *d)
 			closedir(dir);
 	}
 	return 0;
+}
+
+void retention__unwind_last(struct daemon *d)
+{
+	char path[PATH_MAX];
+
+	if (!d->compactor || !d->cfg.unwind || d->cfg.callgraph != CALLGRAPH_DWARF || !d->nr_files)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, d->files[d->nr_files - 1].name);
+	if (compactor__submit(d->compactor, path) < 0)
+		daemon__log(d, LOG_WARNING, "%s is kept with its stacks: the unwinding queue is full",
+			    path);
+}
+
+void retention__take_unwound(struct daemon *d)
+{
+	struct compact_done r;
+
+	while (d->compactor && compactor__take(d->compactor, &r)) {
+		const char *base = strrchr(r.path, '/') ? strrchr(r.path, '/') + 1 : r.path;
+		struct dfile *f = NULL;
+		struct stat st;
+
+		for (size_t i = 0; i < d->nr_files && !f; i++)
+			if (!strcmp(d->files[i].name, base))
+				f = &d->files[i];
+		if (r.err) {
+			daemon__log(d, LOG_WARNING, "cannot unwind %s, keeping it with its stacks: %s",
+				    r.path, r.why);
+			continue;
+		}
+		if (!f || stat(r.tmp, &st) < 0 || rename(r.tmp, r.path) < 0) {
+			unlink(r.tmp); /* deleted meanwhile (budget, age) */
+			continue;
+		}
+		d->closed_bytes -= f->bytes;
+		f->bytes = file_bytes(&st);
+		d->closed_bytes += f->bytes;
+		d->unwound++;
+		d->unwound_saved += r.st.bytes_in > r.st.bytes_out ? r.st.bytes_in - r.st.bytes_out : 0;
+		daemon__log(d, LOG_DEBUG, "unwound %s: %llu samples, %llu -> %llu bytes", base,
+			    (unsigned long long)r.st.samples, (unsigned long long)r.st.bytes_in,
+			    (unsigned long long)r.st.bytes_out);
+	}
 }

@@ -73,6 +73,7 @@ static void session_opts(const struct daemon_config *c, void *notice_ctx, struct
 		.stack_size = c->stack_size,
 		.mmap_pages = c->buffer_size / (uint64_t)page,
 		.comp_level = c->compression,
+		.all_cgroups = c->all_cgroups,
 		.affinity = TOPO_SCOPE_CPU,
 		.keep_old = false,
 		.notice = notice_ctx ? session__notice : NULL,
@@ -248,6 +249,7 @@ const char *session__rotate(struct daemon *d, char *closed, size_t size)
 		      (unsigned long long)session__headroom(d), (unsigned long long)after);
 	}
 	retention__close_file(d, old, old_seq);
+	retention__unwind_last(d);
 	d->rotations++;
 	d->file_started_ms = clock__ms();
 	d->cur_bytes = d->start_bytes = retention__size_of(next);

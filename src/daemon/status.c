@@ -1,5 +1,6 @@
 /* precordd's status: the one-line summary for the service manager (STATUS=) and the
  * key = value reply to `precord ctl status`, from the session's and the jobs' statistics. */
+#include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 
 #include <errno.h>
@@ -95,12 +96,15 @@ void status__reply(struct daemon *d, struct ctl_client *c)
 	totals(d, &t);
 	snprintf(line, sizeof(line), "OK state=%s files=%zu disk_bytes=%llu budget_bytes=%llu "
 		 "current=%s rotations=%llu deleted=%llu samples=%llu lost=%llu rate_bps=%.0f "
-		 "paused_s=%.3f sessions=%zu sessions_bytes=%llu", d->rec ? "recording" : "idle",
+		 "paused_s=%.3f sessions=%zu sessions_bytes=%llu unwound=%llu unwound_saved_bytes=%llu "
+		 "unwinding=%u", d->rec ? "recording" : "idle",
 		 d->nr_files + (d->rec ? 1 : 0),
 		 (unsigned long long)(d->closed_bytes + d->cur_bytes),
 		 (unsigned long long)d->cfg.max_total_size, cur, (unsigned long long)d->rotations,
 		 (unsigned long long)d->deleted, (unsigned long long)t.samples,
 		 (unsigned long long)t.lost, d->rate, t.paused, d->nr_jobs,
-		 (unsigned long long)d->jobs_bytes);
+		 (unsigned long long)d->jobs_bytes, (unsigned long long)d->unwound,
+		 (unsigned long long)d->unwound_saved,
+		 d->compactor ? compactor__pending(d->compactor) : 0);
 	ctl_client__finish(c, line, -1);
 }

@@ -17,7 +17,7 @@ grep -q "cannot read" none.err || fail "missing config message"
 
 "$W/spin_threads" 4 > /dev/null &
 EXTRA_CLEANUP="kill $! 2>/dev/null"
-conf d.conf frequency=199 socket_group=none rotate_size=1M max_total_size=4M
+conf d.conf call_graph=fp frequency=199 socket_group=none rotate_size=1M max_total_size=4M
 start_listener
 export WATCHDOG_USEC=400000      # as WatchdogSec=0.4s would: pings every 200 ms
 start_daemon d.conf

@@ -8,7 +8,7 @@
 "$W/spin_threads" 6 > /dev/null &
 EXTRA_CLEANUP="kill $! 2>/dev/null"
 budget=1048576
-conf d.conf frequency=999 socket_group=none rotate_size=256K rotate_interval=300ms max_total_size=1M
+conf d.conf call_graph=fp frequency=999 socket_group=none rotate_size=256K rotate_interval=300ms max_total_size=1M
 start_listener
 start_daemon d.conf
 wait_ready
@@ -35,7 +35,7 @@ assert_ge "$nfiles" 4 "closed files checked"
 first_seq=$(closed_files out | tail -1 | sed 's/.*precord-0*\([0-9]*\)-.*/\1/')
 
 # restart with half the budget: the old files count from the start
-conf d2.conf frequency=999 socket_group=none rotate_size=256K rotate_interval=300ms max_total_size=512K
+conf d2.conf call_graph=fp frequency=999 socket_group=none rotate_size=256K rotate_interval=300ms max_total_size=512K
 : > "$T/notify.out"
 start_daemon d2.conf
 wait_ready

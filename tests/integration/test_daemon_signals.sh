@@ -9,14 +9,14 @@
 
 "$W/spin_threads" 8 > /dev/null &
 EXTRA_CLEANUP="kill $! 2>/dev/null"
-conf d.conf frequency=99 socket_group=none rotate_size=4M max_total_size=16M compression=0
+conf d.conf call_graph=fp frequency=99 socket_group=none rotate_size=4M max_total_size=16M compression=0
 start_listener
 start_daemon d.conf
 wait_ready
 sleep 0.4
 
 # a new rate: a new file
-conf d.conf frequency=499 socket_group=none rotate_size=4M max_total_size=16M compression=0
+conf d.conf call_graph=fp frequency=499 socket_group=none rotate_size=4M max_total_size=16M compression=0
 kill -HUP "$DPID"
 wait_for "$T/notify.out" "^RELOADING=1" 3
 grep -A1 "^RELOADING=1" "$T/notify.out" | grep -q "^MONOTONIC_USEC=[0-9][0-9]*$" || { cat "$T/notify.out"; fail "no MONOTONIC_USEC with RELOADING=1"; }
@@ -32,7 +32,7 @@ sleep 0.4
 grep -q "^current  *precord-00000002-" st1.out || { cat st1.out; fail "no second file after the reload"; }
 
 # a new budget only: applied, same file
-conf d.conf frequency=499 socket_group=none rotate_size=4M max_total_size=8M compression=0
+conf d.conf call_graph=fp frequency=499 socket_group=none rotate_size=4M max_total_size=8M compression=0
 kill -HUP "$DPID"
 wait_for "$T/notify.out" "^STATUS=recording cpu-clock at 499 Hz: .* of 8.0 MiB" 3
 "$PRECORD" ctl -s "$T/ctl.sock" status > st2.out
@@ -65,7 +65,7 @@ fi
 before=$(ls out | wc -l)
 
 # restart: the leftover counts, the sequence goes on
-conf d.conf frequency=99 socket_group=none rotate_size=4M max_total_size=16M
+conf d.conf call_graph=fp frequency=99 socket_group=none rotate_size=4M max_total_size=16M
 start_daemon d.conf
 sleep 0.5
 "$PRECORD" ctl -s "$T/ctl.sock" status > st4.out
@@ -77,7 +77,7 @@ assert_eq "$DRC" 0 "exit status"
 
 # SIGKILL with compression on (the default): perf cannot read the open file without the
 # COMPRESSED feature written at the end, but preport recovers its flushed part.
-conf d.conf frequency=499 socket_group=none rotate_size=64M max_total_size=256M
+conf d.conf call_graph=fp frequency=499 socket_group=none rotate_size=64M max_total_size=256M
 start_daemon d.conf
 wait_for "$T/notify.out" "^STATUS=recording cpu-clock at 499 Hz" 5
 sleep 1.2

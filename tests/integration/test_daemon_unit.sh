@@ -28,7 +28,7 @@ assert_ge "${n:-0}" 4096 "LimitNOFILE"
 # the sample config: valid (with a group that exists here), every key in it and in the man page
 sed 's/^#socket_group = precord/socket_group = root/' "$TOP/systemd/precordd.conf" > s.conf
 "$TOP/precordd" --check --config s.conf > /dev/null || fail "the sample configuration is not valid"
-for k in continuous event frequency call_graph target cpus buffer_size compression output_dir \
+for k in continuous event frequency call_graph unwind all_cgroups target cpus buffer_size compression output_dir \
 	rotate_size rotate_interval max_total_size max_age socket socket_group \
 	control_max_duration control_max_sessions; do
 	grep -q "^#* *$k = " "$TOP/systemd/precordd.conf" || fail "the sample config does not show $k"

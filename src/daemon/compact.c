@@ -1,0 +1,163 @@
+/* The compactor's thread takes paths from a small ring queue under one mutex and puts results
+ * on another; the loop only ever takes results, so neither side waits on the other for long.
+ * A copy is written as PATH.unwinding; retention removes such leftovers of a crash at start. */
+#include "daemon/compact.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define QUEUE 16
+
+struct compactor {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	int comp_level;
+	char todo[QUEUE][PATH_MAX];
+	unsigned int todo_head, nr_todo;
+	struct compact_done done[QUEUE];
+	unsigned int done_head, nr_done;
+	bool busy;
+};
+
+static void *run(void *arg)
+{
+	struct compactor *c = arg;
+	struct inject_opts io = { .comp_level = c->comp_level, .jobs = 1 };
+
+	/* the service's recording comes first: this thread runs only when nothing else wants the CPU */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		struct compact_done r = { 0 };
+		const char *why = NULL;
+
+		while (!c->stop && (!c->nr_todo || c->nr_done == QUEUE))
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->stop)
+			break;
+		snprintf(r.path, sizeof(r.path), "%s", c->todo[c->todo_head]);
+		c->todo_head = (c->todo_head + 1) % QUEUE;
+		c->nr_todo--;
+		c->busy = true;
+		pthread_mutex_unlock(&c->lock);
+
+		memcpy(r.tmp, r.path, strlen(r.path));           /* fits: checked by submit */
+		memcpy(r.tmp + strlen(r.path), ".unwinding", sizeof(".unwinding"));
+		r.err = inject__unwind(r.path, r.tmp, &io, &r.st, &why);
+		if (r.err)
+			snprintf(r.why, sizeof(r.why), "%s", why ? why : strerror(-r.err));
+
+		pthread_mutex_lock(&c->lock);
+		c->busy = false;
+		if (c->stop) {
+			if (!r.err)
+				unlink(r.tmp);
+			break;
+		}
+		c->done[(c->done_head + c->nr_done) % QUEUE] = r;
+		c->nr_done++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+struct compactor *compactor__new(int comp_level)
+{
+	struct compactor *c = calloc(1, sizeof(*c));
+	sigset_t all, old;
+	int e;
+
+	if (!c)
+		return NULL;
+	c->comp_level = comp_level;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	/* no signal for this thread: the loop takes them from a signalfd, which sees only signals
+	 * that every thread blocks */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	e = pthread_create(&c->thread, NULL, run, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		pthread_mutex_destroy(&c->lock);
+		pthread_cond_destroy(&c->cond);
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	return c;
+}
+
+int compactor__submit(struct compactor *c, const char *path)
+{
+	int r = 0;
+
+	if (strlen(path) + sizeof(".unwinding") > PATH_MAX)
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&c->lock);
+	if (c->nr_todo == QUEUE) {
+		r = -EAGAIN;
+	} else {
+		snprintf(c->todo[(c->todo_head + c->nr_todo) % QUEUE], PATH_MAX, "%s", path);
+		c->nr_todo++;
+		pthread_cond_signal(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+int compactor__take(struct compactor *c, struct compact_done *ret)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->nr_done) {
+		*ret = c->done[c->done_head];
+		c->done_head = (c->done_head + 1) % QUEUE;
+		c->nr_done--;
+		got = 1;
+		pthread_cond_signal(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return got;
+}
+
+unsigned int compactor__pending(struct compactor *c)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->nr_todo + (c->busy ? 1 : 0);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+void compactor__free(struct compactor *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	for (unsigned int i = 0; i < c->nr_done; i++) {
+		struct compact_done *r = &c->done[(c->done_head + i) % QUEUE];
+
+		if (!r->err)
+			unlink(r->tmp);
+	}
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
+	free(c);
+}

@@ -1,0 +1,45 @@
+# precordd with the shipped defaults (49 Hz, DWARF call graphs unwound at rotation, the cgroup
+# of every sample): a C++ program without frame pointers, run in a service cgroup of its own,
+# gets whole stacks down to main in the closed file, which holds call chains and no stack
+# copies once the daemon has unwound it, and perf report --sort cgroup names its service.
+. "$(dirname "$0")/daemon_lib.sh"
+
+root=$(sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n 1)
+[ -n "$root" ] && [ -d "$root" ] || skip "no cgroup2 mount on this machine"
+svc="precord-test-$$.slice/app-$$.service"
+mkdir -p "$root/$svc" || skip "cannot make a cgroup under $root"
+EXTRA_CLEANUP="for p in \$(cat '$root/$svc/cgroup.procs' 2>/dev/null); do kill \$p; echo \$p > '$root/cgroup.procs'; done; rmdir '$root/$svc' '$root/precord-test-$$.slice' 2>/dev/null"
+
+grep -q '^call_graph = dwarf$' "$TOP/systemd/precordd.conf" || fail "the shipped config does not record DWARF call graphs"
+conf d.conf socket_group=none
+start_listener
+start_daemon d.conf
+wait_ready
+sh -c "echo \$\$ > '$root/$svc/cgroup.procs' && exec '$W/mixed' 3" > /dev/null
+"$PRECORD" ctl -s "$T/ctl.sock" rotate > rot.out || { cat rot.out; fail "ctl rotate exit $?"; }
+closed="out/$(awk '$1 == "closed" { print $2 }' rot.out)"
+[ -f "$closed" ] || { cat rot.out; ls out; fail "no closed file $closed"; }
+# the daemon unwinds it in the background: wait for the status to say so
+i=0
+while :; do
+	"$PRECORD" ctl -s "$T/ctl.sock" status > st.out
+	[ "$(awk '$1 == "unwound" { print $2 }' st.out)" -ge 1 ] 2>/dev/null && break
+	i=$((i + 1)); [ $i -lt 600 ] || { cat st.out "$T/daemon.log"; fail "no file unwound after 60 s"; }
+	sleep 0.1
+done
+stop_daemon TERM
+assert_eq "$DRC" 0 "exit status"
+perf_stats_clean "$closed"
+perf evlist -v -i "$closed" 2>/dev/null > ev.txt
+! grep -qE 'STACK_USER|REGS_USER' ev.txt || { cat ev.txt; fail "the unwound file still holds stack copies"; }
+grep -q 'CGROUP' ev.txt || { cat ev.txt; fail "the samples carry no cgroup"; }
+# whole stacks: most of mixed's samples reach main
+perf script -i "$closed" --comm mixed -F ip,sym 2>/dev/null > script.txt
+n=$(awk 'NF == 0 { if (s) t++; if (s && m) k++; s = 0; m = 0; next } { s = 1 } $2 == "main" { m = 1 } END { print t + 0, k + 0 }' script.txt)
+echo "mixed's samples, and of them reaching main: $n"
+set -- $n
+assert_ge "$1" 20 "samples of mixed"
+assert_ge "$(( $2 * 100 / $1 ))" 90 "percent of mixed's samples whose stack reaches main"
+perf report -i "$closed" --stdio --no-children --sort cgroup -g none --comm mixed -q 2>/dev/null > cg.txt
+grep -q "/$svc" cg.txt || { cat cg.txt; fail "perf report --sort cgroup does not name the service"; }
+echo ok
