@@ -77,19 +77,28 @@ for cut in $((doff + 40)) $((doff + dsize / 4)) $((doff + dsize / 2)) $((dend + 
 	echo "ok: cut at $cut: damaged at $at ($reason); --force reads $n of $total samples; repaired"
 done
 
-# killed WHAT CMD...: start CMD (a recorder of mixed 3) in the background, SIGKILL it after 1.6 s
-# (precord has synced its header's data size by then), then end the workload it started.
+# killed FILE CMD...: start CMD (a recorder of mixed 60 writing FILE) in the background and
+# SIGKILL it once FILE holds at least 400 readable samples (precord syncs its header's data size
+# every second; perf's file is read by scanning), or after 60 s; then end the workload it started.
 killed() {
+	_file=$1
+	shift
 	"$@" > /dev/null 2>&1 &
 	rec=$!
-	sleep 1.6
+	_i=0
+	while [ $_i -lt 600 ]; do
+		_n=$(samples_in "$_file" --force)
+		[ "${_n:-0}" -ge 400 ] && break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 	kids=$(pgrep -P "$rec" || true)
 	kill -KILL "$rec"
 	wait "$rec" 2> /dev/null || true
 	for k in $kids; do kill "$k" 2> /dev/null || true; done
 }
-killed precord -q -F 1000 -e cpu-clock -o precord-killed.data -- "$W/mixed" 3
-killed perf record -q -F 1000 -e cpu-clock --call-graph dwarf -o perf-killed.data "$W/mixed" 3
+killed precord-killed.data precord -q -F 1000 -e cpu-clock -o precord-killed.data -- "$W/mixed" 60
+killed perf-killed.data perf record -q -F 1000 -e cpu-clock --call-graph dwarf -o perf-killed.data "$W/mixed" 60
 for f in precord-killed.data perf-killed.data; do
 	[ -s "$f" ] || fail "$f: the killed recorder left nothing"
 	preport -i "$f" --no-children -g none --sort sym > out.txt 2> err.txt ||
