@@ -1,4 +1,4 @@
-/* Building blocks of perf.data feature sections, private to the writer (and its tests): a
+/* Building blocks of perf.data sections, for the writer and record/tracefs (and tests): a
  * growable byte buffer with perf's encodings (strings are a u32 length padded to 64, then the
  * NUL-padded bytes), the host facts perf records (CPUID, CPUDESC, NRCPUS, TOTAL_MEM) computed
  * the way perf 6.1 computes them, and build-id readers that return an id only when it was read

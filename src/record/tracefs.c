@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "perf/features.h"
 
 #ifndef TRACEFS_MAGIC
 #define TRACEFS_MAGIC 0x74726163
@@ -151,42 +152,25 @@ int tracefs__event_id(const char *sys, const char *name, uint64_t *ret_id)
 	return 0;
 }
 
+/* The section being built: perf/features' buffer, and the first error of reading a file. */
 struct blob {
-	uint8_t *p;
-	size_t len, cap;
+	struct fbuf f;
 	int err;
 };
 
 static void put(struct blob *b, const void *src, size_t n)
 {
-	if (b->err)
-		return;
-	if (b->len + n > b->cap) {
-		size_t nc = b->cap ? b->cap : 8192;
-		uint8_t *np;
-
-		while (nc < b->len + n)
-			nc *= 2;
-		np = realloc(b->p, nc);
-		if (!np) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
-	}
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
+	fbuf__put(&b->f, src, n);
 }
 
 static void put_u32(struct blob *b, uint32_t v)
 {
-	put(b, &v, sizeof(v));
+	fbuf__put_u32(&b->f, v);
 }
 
 static void put_u64(struct blob *b, uint64_t v)
 {
-	put(b, &v, sizeof(v));
+	fbuf__put_u64(&b->f, v);
 }
 
 /* A file's contents preceded by its size, u64 or (size4) u32 as perf writes each section. */
@@ -284,11 +268,13 @@ int tracefs__tracing_data(const char *const *specs, size_t n, void **ret, size_t
 	put_file(&b, path, 1);
 	put_u64(&b, 0); /* saved cmdlines: none */
 
+	if (!b.err && b.f.oom)
+		b.err = -ENOMEM;
 	if (b.err) {
-		free(b.p);
+		fbuf__free(&b.f);
 		return b.err;
 	}
-	*ret = b.p;
-	*ret_len = b.len;
+	*ret = b.f.data;
+	*ret_len = b.f.len;
 	return 0;
 }
