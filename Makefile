@@ -11,7 +11,7 @@ DESTDIR ?=
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libunwind-generic libelf libzstd libprotobuf-c zlib
+PKGS := libunwind-generic libelf libdw libzstd libprotobuf-c zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)

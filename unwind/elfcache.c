@@ -16,6 +16,7 @@
 
 #include "lib/cleanup.h"
 #include "unwind/elfcache.h"
+#include "unwind/inlines.h"
 #include "unwind/symbols.h"
 
 #define MAX_LOADS 16
@@ -47,6 +48,10 @@ struct elf_file {
 	atomic_bool sym_loaded;	/* release after symtab is set; pairs with the acquire readers */
 	struct symtab *symtab;
 	char *symtab_path;
+
+	pthread_mutex_t dwarf_lock;	/* the DWARF, opened on first use, and its answers */
+	bool dwarf_tried;
+	struct dwarf_inlines *dwarf;
 };
 
 struct cache_entry {
@@ -226,6 +231,8 @@ static void elf_file_free(struct elf_file *f)
 		return;
 	symtab__free(f->symtab);
 	free(f->symtab_path);
+	dwarf_inlines__free(f->dwarf);
+	pthread_mutex_destroy(&f->dwarf_lock);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)
@@ -255,6 +262,7 @@ struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_
 	atomic_init(&f->refs, 1);
 	atomic_init(&f->sym_loaded, false);
 	pthread_mutex_init(&f->sym_lock, NULL);
+	pthread_mutex_init(&f->dwarf_lock, NULL);
 	f->path = strdup(path);
 	f->debug_dir = strdup(debug_dir ? debug_dir : "/usr/lib/debug");
 	if (!f->path || !f->debug_dir) {
@@ -311,6 +319,7 @@ struct elf_file *elf_file__from_memory(const char *name, const void *image, size
 	atomic_init(&f->refs, 1);
 	atomic_init(&f->sym_loaded, false);
 	pthread_mutex_init(&f->sym_lock, NULL);
+	pthread_mutex_init(&f->dwarf_lock, NULL);
 	f->path = strdup(name);
 	f->debug_dir = strdup("");
 	/* A private copy: libelf wants writable memory, and the source may go away. */
@@ -541,6 +550,48 @@ const struct symtab *elf_file__symtab(struct elf_file *f)
 	}
 	pthread_mutex_unlock(&f->sym_lock);
 	return f->symtab;
+}
+
+/* Where addr2line finds the DWARF: the debug file the symbols came from, the file itself, its
+ * build-id debug file. */
+static struct dwarf_inlines *open_dwarf(struct elf_file *f)
+{
+	struct dwarf_inlines *d = NULL;
+	char path[4096];
+
+	if (f->fd < 0)
+		return NULL;
+	if (f->symtab_path && strcmp(f->symtab_path, f->path))
+		d = dwarf_inlines__open(f->symtab_path);
+	if (!d)
+		d = dwarf_inlines__open(f->path);
+	if (!d && f->build_id_len) {
+		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", f->debug_dir,
+				 f->build_id[0]);
+
+		for (size_t i = 1; i < f->build_id_len && n < (int)sizeof(path) - 8; i++)
+			n += snprintf(path + n, sizeof(path) - n, "%02x", f->build_id[i]);
+		snprintf(path + n, sizeof(path) - n, ".debug");
+		d = dwarf_inlines__open(path);
+	}
+	return d;
+}
+
+int elf_file__inlines(struct elf_file *f, uint64_t vaddr, const struct symbol *sym,
+		      const struct inline_frame **ret)
+{
+	int n = 0;
+
+	elf_file__symtab(f);	/* the debug file's path */
+	pthread_mutex_lock(&f->dwarf_lock);
+	if (!f->dwarf_tried) {
+		f->dwarf = open_dwarf(f);
+		f->dwarf_tried = true;
+	}
+	if (f->dwarf)
+		n = dwarf_inlines__lookup(f->dwarf, vaddr, sym, ret);
+	pthread_mutex_unlock(&f->dwarf_lock);
+	return n;
 }
 
 const char *elf_file__symtab_path(struct elf_file *f)

@@ -14,6 +14,8 @@
 struct elfcache;
 struct elf_file;
 struct symtab;
+struct symbol;
+struct inline_frame;
 
 struct elfcache_opts {
 	const char *debug_dir;	/* NULL: /usr/lib/debug */
@@ -80,6 +82,14 @@ int elf_file__eh_frame_hdr(const struct elf_file *f, struct eh_frame_hdr_info *r
  * file's .symtab; else its .dynsym; plus the file's PLT entries ("cos@plt"). Loaded on first
  * call (which may take milliseconds), thread safe. NULL when there are none. */
 const struct symtab *elf_file__symtab(struct elf_file *f);
+
+/* perf's frames at file vaddr (addr2line -i records, innermost first, see unwind/inlines.h) from
+ * the DWARF of the debug file or of the file itself, opened on first call. sym: the symbol
+ * holding vaddr. Thread safe (one lock per file), but the answers depend on the order of the
+ * questions as addr2line's do: ask in sample order from one thread. *ret is valid until the next
+ * call for f. Returns the number of frames, 0 when there is no DWARF for vaddr, or -ENOMEM. */
+int elf_file__inlines(struct elf_file *f, uint64_t vaddr, const struct symbol *sym,
+		      const struct inline_frame **ret);
 
 /* Path of the file the symbols came from (f's own path or the debug file's); NULL before
  * elf_file__symtab() or when there are none. */

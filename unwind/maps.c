@@ -29,6 +29,7 @@ struct dso {
 	pthread_mutex_t lock;
 	atomic_bool elf_done;	/* release after elf is set; pairs with the acquire in dso__elf */
 	struct elf_file *elf;
+	uint32_t seq;	/* 1 + how many dsos the machine made before this one */
 };
 
 struct map_snapshot {
@@ -359,6 +360,7 @@ static struct dso *dso_find(struct machine *m, const char *name, bool kernel)
 	}
 	d->machine = m;
 	d->kind = kind_of(name, kernel);
+	d->seq = (uint32_t)m->dsos.nr + 1;
 	pthread_mutex_init(&d->lock, NULL);
 	atomic_init(&d->elf_done, false);
 	for (struct dso *p = m->pending_ids.b[h & (m->pending_ids.nr_buckets - 1)]; p; p = p->next) {
@@ -380,6 +382,11 @@ size_t dso__build_id(const struct dso *d, const uint8_t **ret_id)
 {
 	*ret_id = d->build_id;
 	return d->build_id_len;
+}
+
+uint32_t dso__seq(const struct dso *d)
+{
+	return d->seq;
 }
 
 enum dso_kind dso__kind(const struct dso *d)

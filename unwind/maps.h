@@ -109,6 +109,10 @@ enum dso_kind dso__kind(const struct dso *d);
  * in *ret_id, valid until machine__free. */
 size_t dso__build_id(const struct dso *d, const uint8_t **ret_id);
 
+/* The order the machine made its dsos in, from 1: the kernel's first, then in the order the
+ * file's MMAP records named them (perf's dso pointers mostly grow in that order). */
+uint32_t dso__seq(const struct dso *d);
+
 /* The dso's ELF file, opened on first call (through the machine's cache, checked against the
  * build id when known). Thread safe. NULL when there is none or it cannot be used. Borrowed:
  * valid until machine__free. */

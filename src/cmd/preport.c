@@ -94,6 +94,8 @@ static void usage(FILE *f)
 "      --stdio            text output (the default; accepted for perf compatibility)\n"
 "      --children         Children and Self columns (the default with call graphs)\n"
 "      --no-children      Self only\n"
+"      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
+"      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu (default comm,dso,sym)\n"
 "  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
 "                         e.g. -g caller,1 (default graph,0.5)\n"
@@ -130,6 +132,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
+	OPT_INLINE, OPT_NO_INLINE,
 };
 
 static const struct option longopts[] = {
@@ -137,6 +140,8 @@ static const struct option longopts[] = {
 	{ "stdio", no_argument, NULL, OPT_STDIO },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "sort", required_argument, NULL, 's' },
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
@@ -225,6 +230,8 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_STDIO: break;
 	case OPT_CHILDREN: c->children = true; c->children_set = true; break;
 	case OPT_NO_CHILDREN: c->children = false; c->children_set = true; break;
+	case OPT_INLINE: c->ro.no_inline = false; break;
+	case OPT_NO_INLINE: c->ro.no_inline = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
 			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu", optarg);
@@ -317,6 +324,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	}
 	if (c->children_set)
 		c->ro.no_children = !c->children;
+	/* Folded stacks and flame graphs stand for perf script's chains, resolved leaf first:
+	 * inlined frames are named as perf script names them (see report_frames__from_unwind_inline). */
+	if ((c->folded || c->flame) && c->ro.order == REPORT_ORDER_DEFAULT)
+		c->ro.order = REPORT_ORDER_CALLEE;
 	c->ro.pids = c->pids; c->ro.nr_pids = c->nr_pids;
 	c->ro.tids = c->tids; c->ro.nr_tids = c->nr_tids;
 	c->ro.comms = c->comms; c->ro.nr_comms = c->nr_comms;

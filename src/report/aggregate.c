@@ -7,6 +7,8 @@
 
 #include "perf/abi.h"
 #include "report/aggregate.h"
+#include "unwind/elfcache.h"
+#include "unwind/inlines.h"
 #include "unwind/symbols.h"
 
 #define MAX_FRAMES 1024
@@ -14,6 +16,7 @@
 struct report_set {
 	struct report **reports;
 	size_t nr;
+	enum report_inline inlines;
 	struct report_frame frames[MAX_FRAMES];
 };
 
@@ -32,23 +35,84 @@ static const char *short_dso(const struct unwind_frame *f)
 	return slash ? slash + 1 : name;
 }
 
+static void convert(const struct unwind_frame *f, struct report_frame *out)
+{
+	/* perf stores a DWARF-unwound caller at its return address - 1, and shows that address
+	 * when no symbol holds it. */
+	uint64_t adj = f->caller ? 1 : 0;
+
+	*out = (struct report_frame){
+		.ip = f->ip - adj,
+		.map_ip = f->addr - adj,
+		.sym_start = f->sym ? f->sym->start : 0,
+		.dso = short_dso(f),
+		.dso_seq = f->dso ? dso__seq(f->dso) : 0,
+		.sym = unwind_frame__name(f),
+		.kernel = f->kernel,
+	};
+}
+
+/* addr2line's records for a frame perf would expand (a user-space symbol in an ELF file). */
+static int frame_inlines(const struct unwind_frame *f, uint64_t addr,
+			 const struct inline_frame **ret)
+{
+	struct elf_file *ef;
+
+	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
+		return 0;
+	ef = dso__elf(f->dso);
+	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
+}
+
 size_t report_frames__from_unwind(const struct report_session_sample *s, struct report_frame *out,
 				  size_t max)
 {
-	size_t n = s->nr_frames < max ? s->nr_frames : max;
+	return report_frames__from_unwind_inline(s, REPORT_INLINE_NONE, out, max, NULL);
+}
 
-	for (size_t k = 0; k < n; k++) {
+size_t report_frames__from_unwind_inline(const struct report_session_sample *s,
+					 enum report_inline inlines, struct report_frame *out,
+					 size_t max, struct report_frame *ret_self)
+{
+	size_t n = 0;
+
+	if (inlines == REPORT_INLINE_ROOT_FIRST && !s->filtered) {
+		/* perf resolves a caller-ordered chain from the root: ask in that order, so
+		 * that the answers (cached per address) are the ones it got. */
+		for (size_t k = s->nr_frames; k-- > 0;) {
+			const struct unwind_frame *f = &s->frames[k];
+			const struct inline_frame *in;
+
+			frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
+		}
+	}
+	if (ret_self && s->nr_frames)
+		convert(&s->frames[0], ret_self);
+	for (size_t k = 0; k < s->nr_frames && n < max; k++) {
 		const struct unwind_frame *f = &s->frames[k];
-		/* perf stores a DWARF-unwound caller at its return address - 1, and shows that
-		 * address when no symbol holds it. */
-		uint64_t adj = f->caller ? 1 : 0;
+		const struct inline_frame *in = NULL;
+		int nr = 0;
 
-		out[k].ip = f->ip - adj;
-		out[k].map_ip = f->addr - adj;
-		out[k].sym_start = f->sym ? f->sym->start : 0;
-		out[k].dso = short_dso(f);
-		out[k].sym = unwind_frame__name(f);
-		out[k].kernel = f->kernel;
+		convert(f, &out[n]);
+		if (inlines != REPORT_INLINE_NONE && !s->filtered)
+			nr = frame_inlines(f, out[n].map_ip, &in);
+		if (nr <= 0) {	/* no DWARF there (or no memory for it): the frame as it is */
+			n++;
+			continue;
+		}
+		/* perf's append_inlines(): the records replace the frame, innermost first;
+		 * a record named like the symbol is the symbol itself. */
+		struct report_frame base = out[n];
+
+		for (int i = 0; i < nr && n < max; i++, n++) {
+			out[n] = base;
+			if (in[i].inlined)
+				out[n].sym = in[i].name;
+			out[n].inlined = in[i].inlined;
+			/* perf's fake inline symbol starts where the symbol does: rows of one
+			 * inlined name stay apart per function it was inlined into */
+			out[n].expanded = true;
+		}
 	}
 	return n;
 }
@@ -56,6 +120,7 @@ size_t report_frames__from_unwind(const struct report_session_sample *s, struct 
 static int add_sample(void *ctx, const struct report_session_sample *s)
 {
 	struct report_set *rs = ctx;
+	struct report_frame self;
 	struct report_sample sample = {
 		.comm = s->comm,
 		.pid = (int32_t)s->raw->pid,
@@ -68,7 +133,10 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 
 	if (s->attr >= rs->nr)
 		return 0;
-	sample.nr_frames = report_frames__from_unwind(s, rs->frames, MAX_FRAMES);
+	sample.nr_frames = report_frames__from_unwind_inline(s, rs->inlines, rs->frames, MAX_FRAMES,
+							     &self);
+	if (rs->inlines != REPORT_INLINE_NONE)
+		sample.self = &self;
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 }
 
@@ -83,6 +151,14 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 	if (!rs)
 		return NULL;
 	rs->nr = perf_reader__nr_attrs(r) ? perf_reader__nr_attrs(r) : 1;
+	{
+		const struct report_opts *o = opts ? opts : &def;
+		bool caller = o->order == REPORT_ORDER_CALLER ||
+			      (o->order == REPORT_ORDER_DEFAULT && !o->no_children);
+
+		rs->inlines = o->no_inline ? REPORT_INLINE_NONE :
+			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
+	}
 	rs->reports = calloc(rs->nr, sizeof(*rs->reports));
 	if (!rs->reports)
 		goto fail;

@@ -36,49 +36,79 @@ static uint32_t run_next(const struct view *v, uint32_t c)
 }
 
 
-static int kid_cmp(const void *pa, const void *pb, void *c)
+struct kids {
+	const struct view *v;
+	const uint32_t *ids;    /* children in creation order */
+};
+
+/* perf's append_chain_children() tree: a new child z goes left of x when match_chain(x, z)
+ * says x is less: an inlined frame compares with another by name, other frames by dso
+ * pointer (the dsos' creation order stands in for them, else the order of first sight; no
+ * dso is NULL), then symbol start (or, when unknown, any ip within it, which orders them the
+ * same way). */
+static bool kid_left_of(const void *ctx, uint32_t z, uint32_t x)
 {
-	const struct view *v = c;
-	const struct report *r = v->r;
-	const struct cnode *a = &v->cnodes[*(const uint32_t *)pa];
-	const struct cnode *b = &v->cnodes[*(const uint32_t *)pb];
-	int d = rep_cmp_u64_desc(a->cumul, b->cumul);
-	if (d)
-		return d;
-	/* perf keeps equal siblings in the order of its insertion tree, which compares dso
-	 * pointers and then addresses, higher first. Dsos in order of first sight stand in
-	 * for the pointers (no dso sorts as NULL, last); symbols order by start address or,
-	 * when unknown, by any ip within them, which orders them the same way. */
-	const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
-	uint64_t da = fa->dso == NONE ? 0 : (uint64_t)fa->dso + 1;
-	uint64_t db = fb->dso == NONE ? 0 : (uint64_t)fb->dso + 1;
-	if ((d = rep_cmp_u64_desc(da, db)))
-		return d;
-	uint64_t aa = fa->sym != NONE && fa->sym_start ? fa->sym_start : fa->ip;
-	uint64_t ab = fb->sym != NONE && fb->sym_start ? fb->sym_start : fb->ip;
-	if ((d = rep_cmp_u64_desc(aa, ab)))
-		return d;
-	return (a->frame > b->frame) - (a->frame < b->frame);
+	const struct kids *k = ctx;
+	const struct report *r = k->v->r;
+	const struct frame *fx = &r->frames[k->v->cnodes[k->ids[x]].frame];
+	const struct frame *fz = &r->frames[k->v->cnodes[k->ids[z]].frame];
+	if (fx->inlined || fz->inlined) {
+		const char *sx = rep_str(r, fx->sym), *sz = rep_str(r, fz->sym);
+		int d = strcmp(sx ? sx : "", sz ? sz : "");
+		if (d)
+			return d < 0;
+	}
+	uint64_t dx = fx->dso == NONE ? 0 : fx->dso_seq ? fx->dso_seq : (uint64_t)fx->dso + 1;
+	uint64_t dz = fz->dso == NONE ? 0 : fz->dso_seq ? fz->dso_seq : (uint64_t)fz->dso + 1;
+	if (dx != dz)
+		return dx < dz;
+	uint64_t ax = fx->sym != NONE && fx->sym_start ? fx->sym_start : fx->ip;
+	uint64_t az = fz->sym != NONE && fz->sym_start ? fz->sym_start : fz->ip;
+	return ax < az;
 }
 
-/* Children of c above the threshold, sorted; returns a malloc'd array (count in *ret_n). */
+/* Children of c above the threshold in perf's order; returns a malloc'd array (count in
+ * *ret_n). perf walks its insertion tree in order and inserts each child above the threshold
+ * into a tree by cumulative hits, equal ones after: a stable sort of that walk. */
 static uint32_t *sorted_kids(struct gctx *g, uint32_t c, size_t *ret_n)
 {
 	const struct view *v = g->v;
-	size_t n = 0;
-	for (uint32_t k = v->cnodes[c].first_child; k != NONE; k = v->cnodes[k].next_sibling)
-		if (v->cnodes[k].cumul >= g->min_hit)
-			n++;
-	uint32_t *a = malloc((n ? n : 1) * sizeof(*a));
-	if (!a)
+	size_t all = v->cnodes[c].nr_children, n = all, m = 0;
+	uint32_t *ids = malloc((all ? all : 1) * 6 * sizeof(*ids));
+	bool *red = malloc((all ? all : 1) * sizeof(*red));
+	if (!ids || !red) {
+		free(ids);
+		free(red);
 		return NULL;
-	n = 0;
-	for (uint32_t k = v->cnodes[c].first_child; k != NONE; k = v->cnodes[k].next_sibling)
-		if (v->cnodes[k].cumul >= g->min_hit)
-			a[n++] = k;
-	qsort_r(a, n, sizeof(*a), kid_cmp, (void *)v);
-	*ret_n = n;
-	return a;
+	}
+	uint32_t *walk = ids + all, *a = ids + 5 * all;
+	struct rbt t = { ids + 2 * all, ids + 3 * all, ids + 4 * all, red, NONE };
+	/* the list holds the newest first */
+	size_t i = n;
+	for (uint32_t k = v->cnodes[c].first_child; k != NONE && i > 0; k = v->cnodes[k].next_sibling)
+		ids[--i] = k;
+	struct kids kc = { v, ids + i };
+	n -= i;
+	for (size_t k = 0; k < n; k++)
+		rep_rb_insert(&t, kid_left_of, &kc, (uint32_t)k);
+	n = rep_rb_inorder(&t, walk);
+	for (size_t k = 0; k < n; k++) {
+		uint32_t id = kc.ids[walk[k]];
+		if (v->cnodes[id].cumul < g->min_hit)
+			continue;
+		/* insertion sort, stable: after every equal one */
+		size_t at = m;
+		while (at > 0 && v->cnodes[a[at - 1]].cumul < v->cnodes[id].cumul) {
+			a[at] = a[at - 1];
+			at--;
+		}
+		a[at] = id;
+		m++;
+	}
+	free(red);
+	memmove(ids, a, m * sizeof(*ids));
+	*ret_n = m;
+	return ids;
 }
 
 static int gmask_reserve(struct gctx *g, size_t depth)

@@ -33,6 +33,14 @@ static int intern(struct report *r, const char *s, uint32_t *ret)
 		*ret = NONE;
 		return 0;
 	}
+	/* Callers pass the same long names (C++ symbols, dsos) sample after sample, mostly
+	 * from the same pointers: a memo by address, checked by comparing the strings, skips
+	 * hashing them (a pointer may come back holding another string: then it misses). */
+	struct memo *m = &r->memo[((uintptr_t)s >> 3) % REPORT_MEMO];
+	if (m->p == s && !strcmp(r->strs[m->id], s)) {
+		*ret = m->id;
+		return 0;
+	}
 	size_t len = strlen(s);
 	uint32_t h = rep_hash_str(s, len);
 	if (rep_htab_reserve(&r->str_ht) < 0)
@@ -40,6 +48,7 @@ static int intern(struct report *r, const char *s, uint32_t *ret)
 	struct slot *sl = rep_htab_probe(&r->str_ht, h, str_eq, r, &s);
 	if (sl->id1) {
 		*ret = sl->id1 - 1;
+		*m = (struct memo){ s, *ret };
 		return 0;
 	}
 	if (rep_grow(&r->strs, &r->cap_strs, r->nr_strs, sizeof(*r->strs)) < 0)
@@ -50,6 +59,7 @@ static int intern(struct report *r, const char *s, uint32_t *ret)
 	r->strs[r->nr_strs] = p;
 	rep_htab_set(&r->str_ht, sl, h, r->nr_strs);
 	*ret = r->nr_strs++;
+	*m = (struct memo){ s, *ret };
 	return 0;
 }
 
@@ -71,10 +81,24 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 {
 	/* A frame outside any map has no mode of its own: perf shows it with the mode of the
 	 * frame visited before it (see view_add_rec), so it is one frame whatever the flag. */
-	struct frame k = { .kernel = f->dso && f->kernel };
+	struct frame k = { .kernel = f->dso && f->kernel, .inlined = f->inlined && f->sym,
+			   .dso_seq = f->dso ? f->dso_seq : 0 };
 	int err = intern(r, f->dso, &k.dso);
-	if (!err)
+	if (!err && f->inlined && f->sym) {
+		/* perf's fake symbol of an inlined function prints as "NAME (inlined)" */
+		static const char sfx[] = " (inlined)";
+		size_t len = strlen(f->sym);
+		char buf[1024];
+		_cleanup_free_ char *big = NULL;
+		char *name = buf;
+		if (len + sizeof(sfx) > sizeof(buf) && !(name = big = malloc(len + sizeof(sfx))))
+			return -ENOMEM;
+		memcpy(name, f->sym, len);
+		memcpy(name + len, sfx, sizeof(sfx));
+		err = intern(r, name, &k.sym);
+	} else if (!err) {
 		err = intern(r, f->sym, &k.sym);
+	}
 	if (err)
 		return err;
 	/* Resolved frames are one function whatever the ip (perf's sort_key=function); the
@@ -186,7 +210,7 @@ static bool rec_eq(const void *c, uint32_t id, const void *key)
 {
 	const struct report *r = c;
 	const uint32_t *k = key;
-	return r->recs[id].node == k[0] && r->recs[id].ctx == k[1];
+	return r->recs[id].node == k[0] && r->recs[id].ctx == k[1] && r->recs[id].self == k[2];
 }
 
 static bool tidcomm_eq(const void *c, uint32_t id, const void *key)
@@ -364,28 +388,31 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, s->cpu))
 		return 0;
 
-	uint32_t ctx, node = 0;
+	uint32_t ctx, node = 0, self = NONE;
 	int err = ctx_id(r, s, &ctx);
 	for (size_t i = s->nr_frames; !err && i-- > 0;) {
 		uint32_t f;
 		err = frame_id(r, &s->frames[i], &f);
 		if (!err)
 			err = child_node(r, node, f, &node);
+		self = f;
 	}
+	if (!err && s->self)
+		err = frame_id(r, s->self, &self);
 	if (!err)
 		err = note_tid_comm(r, s->tid, r->ctxs[ctx].comm);
 	if (err)
 		return err;
 
-	uint32_t k[2] = { node, ctx };
-	uint32_t h = rep_hash_words(k, 2);
+	uint32_t k[3] = { node, ctx, self };
+	uint32_t h = rep_hash_words(k, 3);
 	if (rep_htab_reserve(&r->rec_ht) < 0)
 		return -ENOMEM;
 	struct slot *sl = rep_htab_probe(&r->rec_ht, h, rec_eq, r, k);
 	if (!sl->id1) {
 		if (rep_grow(&r->recs, &r->cap_recs, r->nr_recs, sizeof(*r->recs)) < 0)
 			return -ENOMEM;
-		r->recs[r->nr_recs] = (struct rec){ .node = node, .ctx = ctx };
+		r->recs[r->nr_recs] = (struct rec){ .node = node, .ctx = ctx, .self = self };
 		rep_htab_set(&r->rec_ht, sl, h, r->nr_recs++);
 	}
 	struct rec *rc = &r->recs[sl->id1 - 1];

@@ -22,8 +22,16 @@ struct report_frame {
 			     * one dso (static functions, plt stubs) stay apart, as in perf */
 	const char *dso;  /* short name as perf shows it ("libc.so.6", "[kernel.kallsyms]");
 			   * NULL: no map, shown as "[unknown]" */
+	uint32_t dso_seq; /* the dso's creation order (dso__seq), which orders equal siblings in
+			   * call graphs as perf's dso pointers do; 0: unknown, the order the
+			   * report first saw the name in stands in */
 	const char *sym;  /* NULL: unresolved, shown as its address */
 	bool kernel;      /* kernel-mode frame: "[k]" rather than "[.]" */
+	bool inlined;     /* perf's "sym (inlined)": a function inlined at ip (shown so) */
+	bool expanded;    /* one of the frames perf makes of one address (its inline chain,
+			   * innermost first): consecutive expanded frames of equal ip are one
+			   * location, as pprof's Location.line lists */
+	const char *srcline; /* "file.c:12" as perf's srcline shows it; NULL: unknown */
 };
 
 struct report_sample {
@@ -34,6 +42,9 @@ struct report_sample {
 	uint64_t time;    /* unused today; samples must simply arrive in time order */
 	size_t nr_frames; /* >= 1: frames[0] is the sampled ip */
 	const struct report_frame *frames; /* leaf first */
+	/* The Self row's frame, perf's sample symbol, when frames[0] is not it (the leaf's
+	 * inlined frames come first); NULL: frames[0]. */
+	const struct report_frame *self;
 };
 
 enum report_sort_key {
@@ -61,6 +72,7 @@ struct report_opts {
 	enum report_sort_key sort_keys[REPORT_MAX_SORT_KEYS];
 	size_t nr_sort_keys;
 	bool no_children;         /* --no-children */
+	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
 	enum report_graph graph;
 	enum report_order order;
 	double min_percent;       /* call-graph threshold in percent of the total; < 0: 0.5 */

@@ -37,6 +37,8 @@ struct frame {
 	uint32_t sym;   /* string id or NONE (then ip and map_ip are the identity) */
 	uint64_t ip, map_ip, sym_start;
 	bool kernel;
+	bool inlined;   /* sym is "NAME (inlined)" */
+	uint32_t dso_seq; /* report_frame.dso_seq of the first sight */
 };
 
 struct tnode {          /* prefix tree of stacks, root first; node 0 is the empty root */
@@ -51,8 +53,10 @@ struct ctx {            /* who ran: everything a row key may need besides the fr
 	uint32_t filtered;      /* excluded by --pid/--tid/--comm: counted, never shown */
 };
 
-struct rec {            /* one distinct (stack, context) with its counters */
+struct rec {            /* one distinct (stack, context, self frame) with its counters */
 	uint32_t node, ctx;
+	uint32_t self;          /* the Self row's frame: the leaf, or the symbol its inlined
+				 * frames were expanded from */
 	uint64_t period, count;
 };
 
@@ -61,8 +65,15 @@ struct tidcomm {
 	uint32_t comm;
 };
 
+#define REPORT_MEMO 1024
+struct memo {
+	const char *p;
+	uint32_t id;
+};
+
 struct report {
 	struct report_opts opts;
+	struct memo memo[REPORT_MEMO]; /* intern()'s last id by string address */
 	int32_t *pids, *tids, *cpus;
 	char **comms;
 	bool key_cpu;
@@ -176,7 +187,20 @@ uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback)
 /* The frame ids of tree node `node` into r->scratch, leaf first. Returns their number or
  * -ENOMEM. */
 int rep_rec_frames(struct report *r, uint32_t node);
-/* view.c. Larger first: -1, 0, 1. */
+/* view.c. A red-black tree over ids 0..n-1 in caller-provided arrays, inserting exactly like
+ * the kernel's rbtree (the classic algorithm): with a comparison that is not transitive, the
+ * in-order result depends on the tree's shape, and perf's orders are its trees'. */
+struct rbt {
+	uint32_t *left, *right, *parent;
+	bool *red;
+	uint32_t root;          /* NONE: empty */
+};
+/* Insert z: left_of(ctx, z, x) says whether z goes left of x, already in the tree. */
+void rep_rb_insert(struct rbt *t, bool (*left_of)(const void *ctx, uint32_t z, uint32_t x),
+		   const void *ctx, uint32_t z);
+/* The ids in order into out; returns how many. */
+size_t rep_rb_inorder(const struct rbt *t, uint32_t *out);
+/* Larger first: -1, 0, 1. */
 int rep_cmp_u64_desc(uint64_t a, uint64_t b);
 /* Free a view built by rep_view_build. */
 void rep_view_free(struct view *v);

@@ -157,7 +157,7 @@ static int view_add_rec(struct view *v, uint32_t ri)
 	/* perf's walk keeps one addr_location: a frame outside any map inherits the mode of the
 	 * frame visited before it, the first one the sample's. */
 	bool level = cx->leaf_kernel;
-	if (entry_get(v, cx, f[0], level, true, &ei) < 0)
+	if (entry_get(v, cx, rc->self, level, true, &ei) < 0)
 		return -ENOMEM;
 	struct entry *e = &v->entries[ei];
 	e->self += rc->period;
@@ -317,12 +317,6 @@ static int entry_collapse_cmp(const void *pa, const void *pb, void *c)
 /* A red-black tree insertion exactly like the kernel's rbtree (the classic algorithm): with a
  * comparison that is not transitive, the in-order result depends on the tree's shape, and
  * perf's output order is this tree's. */
-struct rbt {
-	uint32_t *left, *right, *parent;
-	bool *red;
-	uint32_t root;
-};
-
 static void rb_rotate(struct rbt *t, uint32_t x, bool left)
 {
 	uint32_t *a = left ? t->right : t->left, *b = left ? t->left : t->right;
@@ -341,13 +335,14 @@ static void rb_rotate(struct rbt *t, uint32_t x, bool left)
 	t->parent[x] = y;
 }
 
-static void rb_insert(struct rbt *t, const struct view *v, uint32_t z)
+void rep_rb_insert(struct rbt *t, bool (*left_of)(const void *ctx, uint32_t z, uint32_t x),
+		   const void *ctx, uint32_t z)
 {
 	uint32_t p = NONE, x = t->root;
 	bool go_left = false;
 	while (x != NONE) {
 		p = x;
-		go_left = entry_sort(v, z, x) < 0;
+		go_left = left_of(ctx, z, x);
 		x = go_left ? t->left[x] : t->right[x];
 	}
 	t->parent[z] = p;
@@ -382,6 +377,39 @@ static void rb_insert(struct rbt *t, const struct view *v, uint32_t z)
 	t->red[t->root] = false;
 }
 
+size_t rep_rb_inorder(const struct rbt *t, uint32_t *out)
+{
+	/* In-order walk without a stack, by parent links. */
+	size_t k = 0;
+	uint32_t x = t->root, prev = NONE;
+	while (x != NONE) {
+		if (prev == t->parent[x]) {
+			if (t->left[x] != NONE) {
+				prev = x;
+				x = t->left[x];
+				continue;
+			}
+			prev = NONE;
+		}
+		if (prev == t->left[x]) {
+			out[k++] = x;
+			if (t->right[x] != NONE) {
+				prev = x;
+				x = t->right[x];
+				continue;
+			}
+		}
+		prev = x;
+		x = t->parent[x];
+	}
+	return k;
+}
+
+static bool entry_left_of(const void *ctx, uint32_t z, uint32_t x)
+{
+	return entry_sort(ctx, z, x) < 0;
+}
+
 /* Output order: rows in collapse order inserted into perf's output tree, read in order. */
 static int view_order(struct view *v)
 {
@@ -396,30 +424,8 @@ static int view_order(struct view *v)
 		coll[i] = i;
 	qsort_r(coll, n, sizeof(*coll), entry_collapse_cmp, v);
 	for (size_t i = 0; i < n; i++)
-		rb_insert(&t, v, coll[i]);
-	/* In-order walk without a stack, by parent links. */
-	size_t k = 0;
-	uint32_t x = t.root, prev = NONE;
-	while (x != NONE) {
-		if (prev == t.parent[x]) {
-			if (t.left[x] != NONE) {
-				prev = x;
-				x = t.left[x];
-				continue;
-			}
-			prev = NONE;
-		}
-		if (prev == t.left[x]) {
-			v->order[k++] = x;
-			if (t.right[x] != NONE) {
-				prev = x;
-				x = t.right[x];
-				continue;
-			}
-		}
-		prev = x;
-		x = t.parent[x];
-	}
+		rep_rb_insert(&t, entry_left_of, v, coll[i]);
+	size_t k = rep_rb_inorder(&t, v->order);
 	return k == n ? 0 : -EFAULT;
 }
 

@@ -3,7 +3,7 @@
 # hotlib, and mixed with two threads) on several CPUs: --pid, --tid, --comm, --cpu (perf's
 # --pid, --tid, --comms, --cpu; --tid with rows per thread), --sort by each key and some pairs.
 # Then the -g caller and -g callee graphs of a recording of mixed alone, text for text down to
-# the first row under 1% (against perf --no-inline: preport does not expand inlined functions).
+# the first row under 1%, inlined functions included, and with --no-inline.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -74,13 +74,19 @@ same_graph() {
 	     END { exit bad || na != nb }' "$1" "$2"
 }
 upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }
-for g in caller callee caller,2 callee,5; do
-	for ch in --no-children --children; do
-		perf report -i g.data --stdio --no-inline $ch -g "$g" --sort sym 2> /dev/null | upto1 > perf.g
-		preport -i g.data $ch -g "$g" --sort sym | upto1 > pre.g
-		[ "$(wc -l < perf.g)" -ge 10 ] || fail "perf printed too little for -g $g $ch"
-		same_graph perf.g pre.g || { diff perf.g pre.g >&2; fail "-g $g $ch: the call graph differs from perf's"; }
-		echo "ok: -g $g $ch: $(wc -l < pre.g) lines as perf prints them"
+for inl in "" --no-inline; do
+	for g in caller callee caller,2 callee,5; do
+		for ch in --no-children --children; do
+			# With inlined rows among its Children rows, perf 6.1's hist tree holds some
+			# functions twice (it compares inlined symbols by name, others by address):
+			# see test_preport_inline. Children are compared with --no-inline.
+			[ "$ch,$inl" = "--children," ] && continue
+			perf report -i g.data --stdio $inl $ch -g "$g" --sort sym 2> /dev/null | upto1 > perf.g
+			preport -i g.data $inl $ch -g "$g" --sort sym | upto1 > pre.g
+			[ "$(wc -l < perf.g)" -ge 10 ] || fail "perf printed too little for -g $g $ch $inl"
+			same_graph perf.g pre.g || { diff perf.g pre.g >&2; fail "-g $g $ch $inl: the call graph differs from perf's"; }
+			echo "ok: -g $g $ch $inl: $(wc -l < pre.g) lines as perf prints them"
+		done
 	done
 done
 # -g none prints no graph; caller and callee print different trees.
