@@ -70,49 +70,81 @@ size_t report_frames__from_unwind(const struct report_session_sample *s, struct 
 	return report_frames__from_unwind_inline(s, REPORT_INLINE_NONE, out, max, NULL);
 }
 
+/* Appends frame f's report frames (its inline records, or itself) to out[*n..max). */
+static void emit(const struct unwind_frame *f, const struct inline_frame *in, int nr,
+		 struct report_frame *out, size_t *n, size_t max)
+{
+	struct report_frame base;
+
+	if (*n >= max)
+		return;
+	convert(f, &base);
+	if (nr <= 0) {	/* no DWARF there (or no memory for it): the frame as it is */
+		out[(*n)++] = base;
+		return;
+	}
+	/* perf's append_inlines(): the records replace the frame, innermost first; a record
+	 * named like the symbol is the symbol itself. perf's fake inline symbol starts where
+	 * the symbol does: rows of one inlined name stay apart per function it is inlined in. */
+	for (int i = 0; i < nr && *n < max; i++) {
+		struct report_frame *o = &out[(*n)++];
+
+		*o = base;
+		if (in[i].inlined)
+			o->sym = in[i].name;
+		o->inlined = in[i].inlined;
+		o->expanded = true;
+	}
+}
+
 size_t report_frames__from_unwind_inline(const struct report_session_sample *s,
 					 enum report_inline inlines, struct report_frame *out,
 					 size_t max, struct report_frame *ret_self)
 {
 	size_t n = 0;
 
-	if (inlines == REPORT_INLINE_ROOT_FIRST && !s->filtered) {
-		/* perf resolves a caller-ordered chain from the root: ask in that order, so
-		 * that the answers (cached per address) are the ones it got. */
-		for (size_t k = s->nr_frames; k-- > 0;) {
-			const struct unwind_frame *f = &s->frames[k];
-			const struct inline_frame *in;
-
-			frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
-		}
-	}
 	if (ret_self && s->nr_frames)
 		convert(&s->frames[0], ret_self);
-	for (size_t k = 0; k < s->nr_frames && n < max; k++) {
-		const struct unwind_frame *f = &s->frames[k];
-		const struct inline_frame *in = NULL;
-		int nr = 0;
+	if (inlines == REPORT_INLINE_NONE || s->filtered) {
+		for (size_t k = 0; k < s->nr_frames; k++)
+			emit(&s->frames[k], NULL, 0, out, &n, max);
+		return n;
+	}
+	if (inlines == REPORT_INLINE_LEAF_FIRST) {
+		for (size_t k = 0; k < s->nr_frames; k++) {
+			const struct unwind_frame *f = &s->frames[k];
+			const struct inline_frame *in = NULL;
+			int nr = frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
 
-		convert(f, &out[n]);
-		if (inlines != REPORT_INLINE_NONE && !s->filtered)
-			nr = frame_inlines(f, out[n].map_ip, &in);
-		if (nr <= 0) {	/* no DWARF there (or no memory for it): the frame as it is */
-			n++;
-			continue;
+			emit(f, in, nr, out, &n, max);
 		}
-		/* perf's append_inlines(): the records replace the frame, innermost first;
-		 * a record named like the symbol is the symbol itself. */
-		struct report_frame base = out[n];
+		return n;
+	}
+	/* perf resolves a caller-ordered chain from the root, and addr2line's answers depend
+	 * on the order it is asked in: ask root first, keep copies (an answer is valid only
+	 * until the next question), then lay the frames out leaf first. */
+	{
+		struct inline_frame copy[MAX_FRAMES];
+		int nrs[MAX_FRAMES];
+		size_t used = 0, nf = s->nr_frames < MAX_FRAMES ? s->nr_frames : MAX_FRAMES;
+		size_t first[MAX_FRAMES];
 
-		for (int i = 0; i < nr && n < max; i++, n++) {
-			out[n] = base;
-			if (in[i].inlined)
-				out[n].sym = in[i].name;
-			out[n].inlined = in[i].inlined;
-			/* perf's fake inline symbol starts where the symbol does: rows of one
-			 * inlined name stay apart per function it was inlined into */
-			out[n].expanded = true;
+		for (size_t k = nf; k-- > 0;) {
+			const struct unwind_frame *f = &s->frames[k];
+			const struct inline_frame *in = NULL;
+			int nr = frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
+
+			if (nr > 0 && used + (size_t)nr > MAX_FRAMES)
+				nr = 0;
+			nrs[k] = nr;
+			first[k] = used;
+			if (nr > 0) {
+				memcpy(copy + used, in, (size_t)nr * sizeof(*in));
+				used += (size_t)nr;
+			}
 		}
+		for (size_t k = 0; k < nf; k++)
+			emit(&s->frames[k], copy + first[k], nrs[k], out, &n, max);
 	}
 	return n;
 }
