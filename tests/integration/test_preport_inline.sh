@@ -15,6 +15,9 @@ command -v perf > /dev/null 2>&1 || skip "perf is not installed"
 perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o i.data -- "$W/inlines" 1 > /dev/null 2>&1 ||
 	fail "perf record failed"
 
+# keep: the recording, for a look at a failure, in build/tests/.
+keep() { cp i.data "$TOP/build/tests/test_preport_inline.data" 2> /dev/null || true; }
+
 # same_graph A B: the same lines once percentages are set aside, each percentage within 0.05
 # points of perf's.
 same_graph() {
@@ -45,7 +48,7 @@ for inl in "" --no-inline; do
 				# shellcheck disable=SC2086
 				preport -i i.data $inl $ch -g "$g" $sort | upto1 > pre.g
 				[ "$(wc -l < perf.g)" -ge 10 ] || fail "perf printed too little for -g $g $ch $sort $inl"
-				same_graph perf.g pre.g || { diff perf.g pre.g >&2; fail "-g $g $ch $sort $inl: the call graph differs from perf's"; }
+				same_graph perf.g pre.g || { diff perf.g pre.g >&2; keep; fail "-g $g $ch $sort $inl: the call graph differs from perf's"; }
 				echo "ok: -g $g $ch $sort $inl: $(wc -l < pre.g) lines as perf prints them"
 			done
 		done
