@@ -10,8 +10,7 @@
 
 #include "lib/cleanup.h"
 
-/* mountinfo's octal escapes (\040 for a space) undone in place. */
-static void unescape(char *s)
+void cgroupfs__unescape(char *s)
 {
 	char *d = s;
 
@@ -48,7 +47,7 @@ int cgroupfs__v2_mount(char *buf, size_t len)
 		if (!mnt || mnt > dash)
 			continue;
 		*strchr(mnt, ' ') = 0;
-		unescape(mnt);
+		cgroupfs__unescape(mnt);
 		if (strlen(mnt) >= len)
 			return -ENAMETOOLONG;
 		strcpy(buf, mnt);

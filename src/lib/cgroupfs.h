@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Undo mountinfo's octal escapes (\040 for a space, \134 for a backslash) in s, in place. */
+void cgroupfs__unescape(char *s);
+
 /* The first cgroup2 mount point in /proc/self/mountinfo ("/sys/fs/cgroup", or
  * "/sys/fs/cgroup/unified" on a hybrid machine) into buf. Returns 0, -ENOENT when none is
  * mounted, -ENAMETOOLONG, or -errno of reading mountinfo. */

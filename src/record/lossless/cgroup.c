@@ -7,24 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/cgroupfs.h"
 #include "lib/cleanup.h"
-
-/* mountinfo escapes blanks and backslashes as \ooo. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = '\0';
-}
 
 static bool has_token(const char *list, const char *tok)
 {
@@ -77,8 +61,8 @@ static int find_mount(bool v2, char **ret_point, char **ret_root)
 		if (v2 ? strcmp(fstype, "cgroup2")
 		       : (strcmp(fstype, "cgroup") || !has_token(opts, "freezer")))
 			continue;
-		unescape(fields[3]);
-		unescape(fields[4]);
+		cgroupfs__unescape(fields[3]);
+		cgroupfs__unescape(fields[4]);
 		*ret_root = strdup(fields[3]);
 		*ret_point = strdup(fields[4]);
 		if (!*ret_root || !*ret_point) {
