@@ -200,7 +200,8 @@ int report__fprintf_folded(struct report *r, FILE *fp)
 	struct lines ls = { .by_period = r->opts.period_unit != NULL };
 	int err = report__foreach_stack(r, collect_line, &ls);
 	if (!err) {
-		qsort(ls.l, ls.nr, sizeof(*ls.l), strp_cmp);
+		if (ls.nr)	/* ls.l is NULL when no stack survived: qsort(NULL, 0) is UB */
+			qsort(ls.l, ls.nr, sizeof(*ls.l), strp_cmp);
 		for (size_t i = 0; i < ls.nr; i++)
 			fprintf(fp, "%s\n", ls.l[i]);
 		if (ferror(fp))
