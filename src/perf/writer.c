@@ -845,7 +845,8 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 		e->ids = malloc(src->nr_ids ? src->nr_ids * sizeof(*e->ids) : 1);
 		if (!e->name || !e->ids)
 			return -ENOMEM;
-		memcpy(e->ids, src->ids, src->nr_ids * sizeof(*e->ids));
+		if (src->nr_ids)	/* src->ids may be NULL then: memcpy(x, NULL, 0) is UB */
+			memcpy(e->ids, src->ids, src->nr_ids * sizeof(*e->ids));
 		e->nr_ids = src->nr_ids;
 	}
 	if (opts->argc > 0) {
