@@ -393,7 +393,8 @@ static int synth_process(struct sink *s, pid_t pid)
 		else
 			goto fail;
 	}
-	for (const char *l = s->scratch, *end = s->scratch + len; l < end;) {
+	/* scratch is NULL when nothing was read yet: no arithmetic on it then. */
+	for (const char *l = s->scratch, *end = len > 0 ? s->scratch + len : l; l < end;) {
 		const char *eol = memchr(l, '\n', end - l);
 		struct map_line m;
 
