@@ -101,6 +101,15 @@ static __attribute__((noinline, noclone)) void capture_now(struct capture *c)
 	/* backtrace() right here: frame 0 is in this function, then the same return addresses
 	 * the unwinder must find from the capture. */
 	c->bt_n = backtrace(c->bt, 64);
+	/* Under ASan, backtrace() is an interceptor whose own frame comes first: line up so that
+	 * bt[1] is the return address into syn_c, as without it. */
+	for (int k = 2; k < c->bt_n; k++) {
+		if (c->bt[k] == __builtin_return_address(0)) {
+			memmove(c->bt + 1, c->bt + k, (c->bt_n - k) * sizeof(c->bt[0]));
+			c->bt_n -= k - 1;
+			break;
+		}
+	}
 	sp = c->all[PERF_X86_SP];
 	c->dyn_size = top - sp < STACK_COPY ? top - sp : STACK_COPY;
 	copy_stack(c->stack, sp, c->dyn_size);
@@ -623,7 +632,8 @@ START_TEST(test_perf_record_matches_perf_script)
 			off += h->size;
 			continue;
 		}
-		recs[nr_recs++] = (struct rec){ h, t, nr_recs };
+		recs[nr_recs] = (struct rec){ h, t, nr_recs };
+		nr_recs++;
 		off += h->size;
 	}
 	qsort(recs, nr_recs, sizeof(*recs), rec_cmp);
