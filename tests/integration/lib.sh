@@ -117,3 +117,15 @@ compare_reports() {
 		echo "ok: $_what ($_view${_extra:+ $_extra}): $(awk '$1 + 0 > 1' "$T/perf.rows" | wc -l) rows above 1% agree"
 	done
 }
+# wait_samples FILE N: wait (at most 120 s) until a recorder still writing FILE has put N samples
+# in it, per preport --stats, instead of for a fixed time that a busy machine or a sanitized
+# build may not honour. Returns 1 on the time limit.
+wait_samples() {
+	_ws=0
+	while [ "$(preport -q -i "$1" --stats 2> /dev/null |
+		awk '$1 == "SAMPLE" { print $3; f = 1; exit } END { if (!f) print 0 }')" -lt "$2" ]; do
+		_ws=$((_ws + 1))
+		[ $_ws -lt 1200 ] || return 1
+		sleep 0.1
+	done
+}

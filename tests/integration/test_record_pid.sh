@@ -2,17 +2,19 @@
 # right symbol of each thread.
 . "$(dirname "$0")/lib.sh"
 
-"$W/spin_threads" 4 > pid.txt &
+"$W/spin_threads" 60 > pid.txt &
 bg=$!
-sleep 0.3
+i=0
+while [ ! -s pid.txt ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 pid=$(head -n 1 pid.txt)
 assert_eq "$pid" "$bg" "pid printed by spin_threads"
 precord -q -F 1000 -o ours.data -p "$pid" > rec.out 2> rec.err &
 rec=$!
-sleep 1.5
+wait_samples ours.data 1000 || fail "precord -p wrote too few samples in 120 s"
 kill -INT $rec
 wait $rec || { cat rec.err; fail "precord -p exit status $?"; }
-wait $bg
+kill $bg
+wait $bg || true
 perf_clean ours.data
 perf report -i ours.data --stdio --no-children --sort comm,sym -g none -q > rep.txt 2>/dev/null
 cat rep.txt | head -5

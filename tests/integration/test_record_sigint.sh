@@ -4,7 +4,7 @@
 
 precord -o ours.data -- "$W/hotlib" 30 > out.txt 2> rec.err &
 rec=$!
-sleep 1.2
+wait_samples ours.data 1100 || fail "precord wrote too few samples in 120 s"
 kill -INT $rec
 t0=$(date +%s)
 set +e
