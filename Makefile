@@ -31,9 +31,23 @@ override CFLAGS += -DPRECORD_VERSION='"$(PRECORD_VERSION)"'
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
 DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
 	check linux-perf systemd procps libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go \
-	stress-ng hotspot
+	stress-ng hotspot clang libclang-rt-14-dev
 
+# SANITIZE=1 builds everything (library, programs, unit runner, tools, fuzz targets) with
+# ASan+UBSan into build-san/, beside the plain build/; `make check SANITIZE=1` runs the whole
+# suite against it (see tests/run.sh), and any sanitizer report fails the run.
+PLAIN_CC := $(CC)
+ifneq ($(SANITIZE),)
+B := build-san
+# clang: gcc's UBSan ignores log_path, and tests/run.sh collects every report from there.
+CC := clang
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+override CFLAGS += $(SAN_FLAGS)
+BIN := $(B)/
+else
 B := build
+BIN :=
+endif
 # src/ by layer (lib <- perf <- ringbuf, unwind <- record, report <- daemon <- cmd); headers are
 # included by their path from the top or from src/: "perf/reader.h", "unwind/maps.h".
 PROGS := precord preport precordd
@@ -47,7 +61,9 @@ TEST_OBJS := $(TEST_SRCS:%.c=$(B)/%.o)
 WORKLOAD_SRCS := $(sort $(wildcard tests/workloads/*.c))
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(B)/workloads/%)
 
-all: $(PROGS)
+PROG_BINS := $(addprefix $(BIN),$(PROGS))
+
+all: $(PROG_BINS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -73,8 +89,8 @@ $(B)/libprecord.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(PROGS): %: $(B)/src/cmd/%.o $(B)/libprecord.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(PROG_BINS): $(BIN)%: $(B)/src/cmd/%.o $(B)/libprecord.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LDLIBS)
 
 # The unit-test runner adds every Suite *NAME_suite(void) found in tests/check_*.c.
 $(B)/tests/runner.c: $(TEST_SRCS) tests/gen-runner.sh
@@ -94,6 +110,8 @@ $(B)/check_runner: $(B)/tests/runner.o $(TEST_OBJS) $(B)/libprecord.a
 # Workloads profiled by the tests, the demo and the benches; tests/workloads/Makefile.inc
 # says how the ones with special needs (shared library, no frame pointer) are built.
 -include tests/workloads/Makefile.inc
+# The profiled programs are the same, plainly compiled, in both builds.
+$(B)/workloads/%: CC := $(PLAIN_CC)
 
 $(B)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
@@ -105,7 +123,7 @@ TOOLS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 
 $(B)/tools/%: tests/tools/%.c $(B)/libprecord.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LDLIBS)
 
 # LD_PRELOAD helpers of the integration tests (failmalloc: fail the Nth allocation).
 PRELOADS := $(patsubst tests/preload/%.c,$(B)/preload/%.so,$(sort $(wildcard tests/preload/*.c)))
@@ -116,15 +134,42 @@ $(B)/preload/%.so: tests/preload/%.c
 
 test-bins: all $(B)/check_runner $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS) $(PRELOADS)
 
-# libFuzzer target for the perf.data reader (tests/fuzz/fuzz_reader.c); run it with
-# build/fuzz_reader -max_total_time=120 tests/corpus
+# libFuzzer targets (clang, ASan+UBSan), one per parser of untrusted input: tests/fuzz/fuzz_NAME.c
+# with its seed corpus in tests/fuzz/corpus/NAME/ (fuzz_reader: tests/corpus). They link against
+# a clang-instrumented copy of the library. `make fuzz` builds them and runs each for FUZZ_TIME
+# seconds (default 60), FUZZ_JOBS at a time (default 1); finds go to $(B)/fuzz/.
 FUZZ_CC ?= clang
-FUZZ_SRCS := tests/fuzz/fuzz_reader.c src/perf/reader.c src/perf/sample.c
-fuzz: $(B)/fuzz_reader
-$(B)/fuzz_reader: $(FUZZ_SRCS) src/perf/reader.h src/perf/sample.h src/perf/abi.h
+FUZZ_TIME ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing -pthread -I. -Isrc -I$(B)/gen \
+	$(PKG_CFLAGS) -DPRECORD_VERSION='"$(PRECORD_VERSION)"' \
+	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_NAMES := $(sort $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_BINS := $(addprefix $(B)/fuzz/,$(FUZZ_NAMES))
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzz-obj/%.o) $(B)/fuzz-obj/gen/report/profile.pb-c.o
+
+$(B)/fuzz-obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Isrc -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs libzstd)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/fuzz-obj/gen/report/profile.pb-c.o: $(PROTO_C)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/fuzz-obj/src/report/pprof.o: $(PROTO_C:.c=.h)
+
+$(B)/fuzz-obj/libprecord-fuzz.a: $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/fuzz/%: tests/fuzz/%.c $(B)/fuzz-obj/libprecord-fuzz.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz: fuzz-bins
+	@FUZZ_BIN=$(B)/fuzz FUZZ_TIME=$(FUZZ_TIME) FUZZ_JOBS=$(FUZZ_JOBS) sh tests/fuzz/run.sh $(FUZZ_NAMES)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -135,9 +180,18 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# With SANITIZE=1 the suite runs in $(B)/top, a tree of links to this one whose programs,
+# tools and build/ are the sanitized ones, so every test uses them unchanged.
+ifneq ($(SANITIZE),)
+check: deps
+	@$(MAKE) --no-print-directory test-bins fuzz-bins
+	@sh tests/sanitize-top.sh $(B)
+	@PRECORD_TOP=$(CURDIR)/$(B)/top PRECORD_SANITIZE=1 sh tests/run.sh
+else
 check: deps
 	@$(MAKE) --no-print-directory test-bins
 	@sh tests/run.sh
+endif
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(WORKLOADS) $(EXTRA_WORKLOADS)
@@ -169,9 +223,9 @@ uninstall:
 	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/precordd.service
 
 clean:
-	rm -rf $(B) $(PROGS)
+	rm -rf $(B) $(PROG_BINS)
 
-.PHONY: all check demo bench install uninstall clean deps test-bins fuzz
+.PHONY: all check demo bench install uninstall clean deps test-bins fuzz fuzz-bins
 .DELETE_ON_ERROR:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

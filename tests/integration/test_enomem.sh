@@ -6,6 +6,8 @@
 # message ending in ": " (README, "Errors").
 . "$(dirname "$0")/lib.sh"
 SHIM="$TOP/build/preload/failmalloc.so"
+# ASan's malloc is linked into the sanitized programs, ahead of any LD_PRELOAD shim.
+[ -z "${PRECORD_SANITIZE:-}" ] || skip "failmalloc.so cannot replace ASan's malloc (the plain make check runs this)"
 [ -f "$SHIM" ] || skip "build/preload/failmalloc.so is not built (make test-bins)"
 perf_ok() { "$TOP/precord" -q -e cpu-clock -o probe.data -- true > /dev/null 2>&1; }
 perf_ok || skip "cannot record here (perf_event_open refused)"
