@@ -2,13 +2,15 @@
  * input), format/parse round trips, process ownership and cgroup listing on fake /proc and
  * cgroup trees, the authorization rules, and the server driven in-process: replies, an fd
  * handed over, garbage, oversized and silent clients dropped, the connection limit, hang-ups
- * reported, and a non-member (a forked child turned into nobody) refused at connect. */
+ * reported, a non-member (a forked child turned into nobody) refused at connect, and a
+ * member held to 4 connections while root keeps slots of its own. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +522,67 @@ START_TEST(test_server_limit_and_hangup)
 }
 END_TEST
 
+/* A member's connections: at most 4 of one uid; with every other slot full, root still gets in. */
+START_TEST(test_server_per_uid_limit)
+{
+	struct srv_ctx x = { 0 };
+	struct ctl_server *s = server(&x, 4, 3000);
+	struct passwd *pw = getpwnam("nobody");
+	int sync[2], st = -1, r;
+	char b = 0, buf[256];
+	pid_t child;
+
+	if (!pw || getuid() != 0)
+		return; /* needs root and a nobody user to switch to */
+	ctl_server__set_group(s, pw->pw_gid);
+	ck_assert_int_eq(pipe(sync), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		struct pollfd p;
+		int c[5];
+
+		if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid))
+			_exit(3);
+		for (int i = 0; i < 5; i++)
+			c[i] = client();
+		/* the fifth is told why and closed; the four others wait for their request */
+		p = (struct pollfd){ c[4], POLLIN, 0 };
+		if (poll(&p, 1, 3000) != 1 || recv(c[4], buf, sizeof(buf) - 1, 0) <= 0)
+			_exit(4);
+		if (!strstr(buf, "ERR busy: too many connections of your uid"))
+			_exit(5);
+		if (write(sync[1], "k", 1) != 1)
+			_exit(6);
+		pause();
+		_exit(0);
+	}
+	close(sync[1]);
+	for (int i = 0; i < 200; i++) {
+		struct pollfd p = { sync[0], POLLIN, 0 };
+
+		pump(s, 10);
+		if (poll(&p, 1, 0) == 1)
+			break;
+	}
+	r = (int)read(sync[0], &b, 1);
+	ck_assert_msg(r == 1 && b == 'k', "the member's fifth connection was not refused");
+	/* the member holds 4 of the 4 slots: root has its own */
+	{
+		int c = client();
+
+		ck_assert_int_eq(write(c, "status\n", 7), 7);
+		pump(s, 50);
+		ck_assert_str_eq(answer(c, buf, sizeof(buf), NULL), "OK state=test\n");
+		close(c);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	close(sync[0]);
+	ctl_server__free(s);
+}
+END_TEST
+
 START_TEST(test_server_refuses_non_member)
 {
 	struct srv_ctx x = { 0 };
@@ -599,6 +662,7 @@ Suite *ctl_suite(void)
 	tcase_add_test(tc, test_server_bad_clients);
 	tcase_add_test(tc, test_server_limit_and_hangup);
 	tcase_add_test(tc, test_server_refuses_non_member);
+	tcase_add_test(tc, test_server_per_uid_limit);
 	tcase_add_test(tc, test_server_stale_socket);
 	suite_add_tcase(s, tc);
 	return s;
