@@ -1,9 +1,9 @@
 /* Tests for src/daemon/ctl: the request parser (every verb and argument, each kind of malformed
- * input), format/parse round trips, process ownership and cgroup listing on fake /proc and
- * cgroup trees, the authorization rules, and the server driven in-process: replies, an fd
- * handed over, garbage, oversized and silent clients dropped, the connection limit, hang-ups
- * reported, a non-member (a forked child turned into nobody) refused at connect, and a
- * member held to 4 connections while root keeps slots of its own. */
+ * input), format/parse round trips, cgroup listing on a fake cgroup tree, the authorization
+ * rules (membership only: which processes is the kernel's decision), and the server driven
+ * in-process: replies, an fd handed over, garbage, oversized and silent clients dropped, the
+ * connection limit, hang-ups reported, a non-member (a forked child turned into nobody)
+ * refused at connect, and a member held to 4 connections while root keeps its own slots. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
