@@ -353,15 +353,18 @@ struct symtab *symtab__from_kallsyms(const char *path)
 	while ((len = getline(&line, &cap, f)) > 0) {
 		unsigned long long addr;
 		char type, *name, *end;
-		int off = 0;
 
-		if (sscanf(line, "%llx %c %n", &addr, &type, &off) < 2 || !off)
+		/* "ADDR TYPE NAME [module]", parsed by hand: sscanf was most of the load time */
+		errno = 0;
+		addr = strtoull(line, &end, 16);
+		if (end == line || errno || *end != ' ' || !end[1] || end[2] != ' ')
 			continue;
+		type = end[1];
+		name = end + 3;
 		if (toupper((unsigned char)type) != 'T' && toupper((unsigned char)type) != 'W')
 			continue;
 		if (!addr)	/* kptr_restrict: every address reads as zero */
 			continue;
-		name = line + off;
 		end = name + strcspn(name, " \t\n");
 		if (end == name)
 			continue;
