@@ -269,7 +269,8 @@ struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_
 		err = ENOMEM;
 		goto fail;
 	}
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a path from a profiled process: a FIFO or device there must not make us wait */
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (f->fd < 0) {
 		err = errno;
 		goto fail;
@@ -440,8 +441,10 @@ static struct symtab *debug_symtab(struct elf_file *f, const char *path)
 		return NULL;
 	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)	/* the debuglink named f itself */
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &a) < 0 || !S_ISREG(a.st_mode))
 		return NULL;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)

@@ -7,6 +7,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,12 +106,23 @@ struct dwarf_inlines *dwarf_inlines__open(const char *path)
 		errno = ENOMEM;
 		return NULL;
 	}
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a path from a profiled process: a FIFO or device there must not make us wait */
+	d->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (d->fd < 0) {
 		err = errno;
 		free(d);
 		errno = err;
 		return NULL;
+	}
+	{
+		struct stat st;
+
+		if (fstat(d->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(d->fd);
+			free(d);
+			errno = ENOEXEC;
+			return NULL;
+		}
 	}
 	d->dw = dwarf_begin(d->fd, DWARF_C_READ);
 	if (!d->dw) {
