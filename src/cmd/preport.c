@@ -540,7 +540,9 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 		err("invalid report options: %s", strerror(errno));
 		return errno == ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 	}
-	if (c->pprof && !(pw = pprof_writer__new(s))) {
+	if (c->pprof && (pw = pprof_writer__new(s)))
+		pprof_writer__set_inline(pw, !c->ro.no_inline);
+	if (c->pprof && !pw) {
 		err("out of memory");
 		report_set__free(rs);
 		return EXIT_FAIL;

@@ -13,6 +13,7 @@
 #include "report/pprof.h"
 #include "report/profile.pb-c.h"
 #include "unwind/elfcache.h"
+#include "unwind/inlines.h"
 #include "unwind/symbols.h"
 
 /* ---- an index of objects by hash: slots hold (hash, index + 1) ---- */
@@ -80,13 +81,18 @@ struct pmap {
 };
 
 struct pfunc {
-	const void *key;        /* the symbol */
+	const void *key;        /* the symbol; NULL for a function inlined somewhere */
 	int64_t name, system_name, filename;
+};
+
+struct pline {
+	uint64_t function;
+	int64_t line;           /* 0: unknown */
 };
 
 struct ploc {
 	uint64_t mapping, address;
-	uint32_t line_off, nr_lines; /* function ids in w->lines, innermost first */
+	uint32_t line_off, nr_lines; /* in w->lines, inlined functions first, the symbol last */
 };
 
 struct psample {
@@ -118,8 +124,9 @@ struct pprof_writer {
 	struct ploc *locs;
 	size_t nr_locs, cap_locs;
 	struct itab loc_idx;
-	uint64_t *lines;        /* function ids of every location's lines */
+	struct pline *lines;    /* every location's lines */
 	size_t nr_lines, cap_lines;
+	bool no_inline;
 
 	struct psample *samples;
 	size_t nr_samples, cap_samples;
@@ -218,39 +225,72 @@ static int64_t mapping_id(struct pprof_writer *w, const struct map_snapshot *map
 
 static bool func_eq(const struct pprof_writer *w, uint32_t idx, const void *key)
 {
-	return w->funcs[idx].key == key;
+	const struct pfunc *a = &w->funcs[idx], *b = key;
+
+	return a->key == b->key && (a->key || (a->name == b->name && a->filename == b->filename));
+}
+
+/* Function id (>= 1) of fn (found by its symbol, or by name and file when inlined); -ENOMEM. */
+static int64_t function_get(struct pprof_writer *w, const struct pfunc *fn)
+{
+	uint32_t h = fn->key ? mix(0, (uintptr_t)fn->key) : mix(mix(1, (uint64_t)fn->name),
+								  (uint64_t)fn->filename);
+	struct slot *sl;
+
+	if (itab_grow(&w->func_idx) < 0)
+		return -ENOMEM;
+	sl = itab_find(w, &w->func_idx, h, func_eq, fn);
+	if (sl->idx1)
+		return sl->idx1;
+	if (grow(&w->funcs, &w->cap_funcs, w->nr_funcs + 1, sizeof(*fn)) < 0)
+		return -ENOMEM;
+	w->funcs[w->nr_funcs] = *fn;
+	*sl = (struct slot){ h, (uint32_t)++w->nr_funcs };
+	w->func_idx.nr++;
+	return (int64_t)w->nr_funcs;
 }
 
 /* Function id (>= 1) of frame f's symbol, 0 when it has none; -ENOMEM. */
 static int64_t function_id(struct pprof_writer *w, const struct unwind_frame *f)
 {
 	const char *pretty = unwind_frame__name(f);
-	uint32_t h = mix(0, (uintptr_t)f->sym);
 	struct pfunc fn = { .key = f->sym };
-	struct slot *sl;
+	size_t before = w->nr_funcs;
+	int64_t id;
 
 	if (!f->sym || !pretty)
 		return 0;
-	if (itab_grow(&w->func_idx) < 0)
+	/* names are interned only for a new function: look it up by its symbol first */
+	fn.name = -1;
+	id = function_get(w, &fn);
+	if (id > 0 && w->nr_funcs > before) {
+		struct pfunc *nf = &w->funcs[id - 1];
+
+		nf->name = intern(w, pretty);
+		nf->system_name = intern(w, f->sym->name ? f->sym->name : pretty);
+		nf->filename = 0;
+		if (nf->name < 0 || nf->system_name < 0)
+			return -ENOMEM;
+	}
+	return id;
+}
+
+/* Function id of an inlined record (a function inlined at the address). */
+static int64_t inlined_function_id(struct pprof_writer *w, const struct inline_frame *in)
+{
+	struct pfunc fn = { .key = NULL };
+
+	fn.name = intern(w, in->name);
+	fn.filename = in->file ? intern(w, in->file) : 0;
+	if (fn.name < 0 || fn.filename < 0)
 		return -ENOMEM;
-	sl = itab_find(w, &w->func_idx, h, func_eq, f->sym);
-	if (sl->idx1)
-		return sl->idx1;
-	fn.name = intern(w, pretty);
-	fn.system_name = intern(w, f->sym->name ? f->sym->name : pretty);
-	fn.filename = 0;
-	if (fn.name < 0 || fn.system_name < 0 ||
-	    grow(&w->funcs, &w->cap_funcs, w->nr_funcs + 1, sizeof(fn)) < 0)
-		return -ENOMEM;
-	w->funcs[w->nr_funcs] = fn;
-	*sl = (struct slot){ h, (uint32_t)++w->nr_funcs };
-	w->func_idx.nr++;
-	return (int64_t)w->nr_funcs;
+	fn.system_name = fn.name;
+	return function_get(w, &fn);
 }
 
 struct loc_key {
 	uint64_t mapping, address;
-	const uint64_t *lines;
+	const struct pline *lines;
 	uint32_t nr_lines;
 };
 
@@ -261,26 +301,62 @@ static bool loc_eq(const struct pprof_writer *w, uint32_t idx, const void *key)
 
 	return a->mapping == b->mapping && a->address == b->address &&
 	       a->nr_lines == b->nr_lines &&
-	       !memcmp(w->lines + a->line_off, b->lines, b->nr_lines * sizeof(uint64_t));
+	       !memcmp(w->lines + a->line_off, b->lines, b->nr_lines * sizeof(struct pline));
 }
 
-/* Frames [i, i + n) of s share one address: the inlined functions innermost first, then the
- * function that holds the address. Today every frame is its own address (n = 1). */
-static size_t inline_run(const struct report_session_sample *s, size_t i)
+/* addr2line's records for frame f at file address addr (see unwind/inlines.h), as the
+ * aggregation expands them: user-space symbols of ELF files only. */
+static int frame_inlines(const struct unwind_frame *f, uint64_t addr,
+			 const struct inline_frame **ret)
 {
-	return 1;
+	struct elf_file *ef;
+
+	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
+		return 0;
+	ef = dso__elf(f->dso);
+	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
 }
 
-/* Location id (>= 1) of frames [i, i + n) of s; -ENOMEM. */
+#define MAX_LINES 32
+
+/* The lines of frame f: the functions inlined at its address innermost first (pprof's model
+ * of inlining: one Location, several Lines), then its symbol; just the symbol with --no-inline
+ * or without DWARF. Returns the number of lines or -ENOMEM. */
+static int frame_lines(struct pprof_writer *w, const struct unwind_frame *f,
+		       struct pline *lines)
+{
+	const struct inline_frame *in = NULL;
+	uint64_t addr = f->addr - (f->caller ? 1 : 0);
+	int nr = w->no_inline ? 0 : frame_inlines(f, addr, &in), n = 0;
+	int64_t fid;
+
+	for (int k = 0; k < nr && n < MAX_LINES; k++) {
+		fid = in[k].inlined ? inlined_function_id(w, &in[k]) : function_id(w, f);
+		if (fid < 0)
+			return -ENOMEM;
+		if (fid)
+			lines[n++] = (struct pline){ (uint64_t)fid, in[k].line };
+	}
+	if (nr > 0)
+		return n;
+	fid = function_id(w, f);
+	if (fid < 0)
+		return -ENOMEM;
+	if (fid)
+		lines[n++] = (struct pline){ (uint64_t)fid, 0 };
+	return n;
+}
+
+/* Location id (>= 1) of frame f of s; -ENOMEM. */
 static int64_t location_id(struct pprof_writer *w, const struct report_session_sample *s,
-			   size_t i, size_t n)
+			   const struct unwind_frame *f)
 {
-	const struct unwind_frame *f = &s->frames[i + n - 1];
-	uint64_t fids[16];
-	struct loc_key key = { .lines = fids };
+	struct pline lines[MAX_LINES];
+	struct loc_key key = { .lines = lines };
 	struct ploc loc;
 	struct slot *sl;
 	int64_t mid;
+	int nl;
 	uint32_t h;
 
 	/* perf's convention: a caller's frame is its return address - 1 */
@@ -289,25 +365,21 @@ static int64_t location_id(struct pprof_writer *w, const struct report_session_s
 	if (mid < 0)
 		return mid;
 	key.mapping = (uint64_t)mid;
-	for (size_t k = 0; k < n && key.nr_lines < 16; k++) {
-		int64_t fid = function_id(w, &s->frames[i + k]);
-
-		if (fid < 0)
-			return fid;
-		if (fid)
-			fids[key.nr_lines++] = (uint64_t)fid;
-	}
-	h = mix(mix(key.mapping, key.address), key.nr_lines ? fids[0] : 0);
+	nl = frame_lines(w, f, lines);
+	if (nl < 0)
+		return nl;
+	key.nr_lines = (uint32_t)nl;
+	h = mix(mix(key.mapping, key.address), key.nr_lines ? lines[0].function : 0);
 	if (itab_grow(&w->loc_idx) < 0)
 		return -ENOMEM;
 	sl = itab_find(w, &w->loc_idx, h, loc_eq, &key);
 	if (sl->idx1)
 		return sl->idx1;
 	if (grow(&w->locs, &w->cap_locs, w->nr_locs + 1, sizeof(loc)) < 0 ||
-	    grow(&w->lines, &w->cap_lines, w->nr_lines + key.nr_lines, sizeof(uint64_t)) < 0)
+	    grow(&w->lines, &w->cap_lines, w->nr_lines + key.nr_lines, sizeof(struct pline)) < 0)
 		return -ENOMEM;
 	loc = (struct ploc){ key.mapping, key.address, (uint32_t)w->nr_lines, key.nr_lines };
-	memcpy(w->lines + w->nr_lines, fids, key.nr_lines * sizeof(uint64_t));
+	memcpy(w->lines + w->nr_lines, lines, key.nr_lines * sizeof(struct pline));
 	w->nr_lines += key.nr_lines;
 	w->locs[w->nr_locs] = loc;
 	*sl = (struct slot){ h, (uint32_t)++w->nr_locs };
@@ -367,14 +439,12 @@ static int on_sample(void *ctx, const struct report_session_sample *s)
 	key.comm = intern(w, s->comm);
 	if (key.comm < 0 || grow(&w->stack, &w->cap_stack, s->nr_frames, sizeof(uint64_t)) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->nr_frames;) {
-		size_t n = inline_run(s, i);
-		int64_t id = location_id(w, s, i, n);
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		int64_t id = location_id(w, s, &s->frames[i]);
 
 		if (id < 0)
 			return (int)id;
 		w->stack[key.nr_locs++] = (uint64_t)id;
-		i += n;
 	}
 	return add_merged(w, &key);
 }
@@ -394,6 +464,11 @@ struct pprof_writer *pprof_writer__new(struct report_session *s)
 		return NULL;
 	}
 	return w;
+}
+
+void pprof_writer__set_inline(struct pprof_writer *w, bool inline_frames)
+{
+	w->no_inline = !inline_frames;
 }
 
 size_t pprof_writer__nr_samples(const struct pprof_writer *w)
@@ -601,6 +676,7 @@ static int build_mappings(struct pprof_writer *w, struct build *b)
 		if (m->filename < 0 || m->build_id < 0)
 			return -ENOMEM;
 		m->has_functions = true;
+		m->has_inline_frames = !w->no_inline;
 		b->mapp[pos] = m;
 	}
 	b->p.n_mapping = n;
@@ -620,7 +696,8 @@ static int build_locations(struct pprof_writer *w, struct build *b)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->nr_lines; i++) {
 		perftools__profiles__line__init(&b->lines[i]);
-		b->lines[i].function_id = w->lines[i];
+		b->lines[i].function_id = w->lines[i].function;
+		b->lines[i].line = w->lines[i].line;
 		b->linep[i] = &b->lines[i];
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -5,6 +5,8 @@
 #ifndef PRECORD_REPORT_PPROF_H
 #define PRECORD_REPORT_PPROF_H
 
+#include <stdbool.h>
+
 #include "report/session.h"
 
 struct pprof_writer;
@@ -18,6 +20,10 @@ struct pprof_writer *pprof_writer__new(struct report_session *s);
 /* Event attr's values are times in ns named type (an off-CPU or wall-clock view: "offcpu-time",
  * "wall-time"), and the profile's default sample type. Returns 0 or -ENOMEM. */
 int pprof_writer__set_time_view(struct pprof_writer *w, size_t attr, const char *type);
+
+/* Whether locations get the functions inlined at their address as extra lines (the default, as
+ * perf's frames) or only their symbol (--no-inline). Call before the session runs. */
+void pprof_writer__set_inline(struct pprof_writer *w, bool inline_frames);
 
 /* Write the profile gathered so far to path (created or truncated, gzip'd). Returns 0 or
  * -errno (-ENOMEM, or that of creating or writing path). */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # preport --pprof read back by an independent reader, `go tool pprof`: every function's flat
-# share agrees with preport's self table (--no-children -g none --sort sym) to 0.1 point, on a
+# share (inlined functions included) agrees with preport's self table (--no-children -g none
+# --sort sym) to 0.1 point, on a
 # perf -z DWARF recording and on precord's; the labels comm/pid/tid are there, and mappings
 # carry the executable's build id. Also: a bad output path is an error naming the path.
 . "$(dirname "$0")/lib.sh"
@@ -16,10 +17,11 @@ perf record -q -z -e cpu-clock --call-graph dwarf -o perf.data "$W/mixed" 1 > /d
 	fail "perf record failed"
 precord -q -e cpu-clock -o precord.data -- "$W/mixed" 0.5 > /dev/null || fail "precord failed"
 
-# by_name: "NAME PERCENT" per function, percents of rows of one name summed
+# "NAME PERCENT" per function, percents of rows of one name summed; preport's "NAME (inlined)"
+# rows are pprof's inlined functions (extra lines of a location), named NAME
 pre_self() {
 	preport -q -i "$1" --no-children -g none --sort sym |
-		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +\[.\] /, ""); sub(/ +$/, ""); s[$0] += p }
+		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +\[.\] /, ""); sub(/ +$/, ""); sub(/ \(inlined\)$/, ""); s[$0] += p }
 		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
 }
 pprof_flat() {
