@@ -367,7 +367,7 @@ static int do_repair(const struct cli *c, struct perf_reader *r)
 	int e = perf_reader__repair(r, c->repair);
 
 	if (e == -ENODATA) {
-		err("cannot repair %s: not one complete record precedes the damage; %s not written",
+		err("cannot repair %s: not one complete record (a sample that decodes) precedes the damage; %s not written",
 		    c->input, c->repair);
 		return EXIT_DAMAGED;
 	}

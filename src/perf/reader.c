@@ -19,7 +19,10 @@
 
 #include "lib/cleanup.h"
 #include "perf/reader.h"
+#include "perf/features.h"
+#include "perf/pause_stats.h"
 #include "perf/sample.h"
+#include "perf/writer.h"
 
 #define PIPE_HEADER_SIZE 16
 #define OLD_HEADER_SIZE 72
@@ -1391,140 +1394,351 @@ const char *perf_reader__type_name(uint32_t type)
 
 /* ---- repair ---- */
 
-struct repair {
-	FILE *f;
-	uint64_t written;
+/* The repair keeps only what it could decode and validate, and writes it through the one
+ * perf.data writer: attrs whose samples decode (and, with several, that perf can tell apart),
+ * records of the types perf 6.1 reads whose bodies and sample_id trailers are whole, in time
+ * order, and the features preport parsed, written anew (nothing is copied unchecked). */
+
+struct rp_ent {
+	uint64_t time, seq, off; /* off: into rp.buf */
+	int attr;                /* -1: no attr (FINISHED_ROUND is never kept) */
 };
 
-static int sink_write(struct walk *w, const struct perf_reader_record *rec)
+struct repair {
+	const struct perf_reader *r;
+	bool *keep;              /* per attr: passes the attr checks */
+	uint64_t *good, *bad;    /* per attr: samples that decode / do not */
+	uint8_t *buf;
+	size_t len, cap;
+	struct rp_ent *ents;
+	size_t nr, cap_ents;
+	uint64_t last_time;
+};
+
+/* Body bytes (after the header, before the trailer) a record of `type` needs at least, and
+ * whether it ends in a NUL-terminated name; -1 for types the repair drops. */
+static int body_min(uint32_t type, bool *ret_name)
+{
+	*ret_name = false;
+	switch (type) {
+	case PERF_RECORD_MMAP:
+		*ret_name = true;
+		return 32;
+	case PERF_RECORD_MMAP2:
+		*ret_name = true;
+		return 64;
+	case PERF_RECORD_COMM:
+		*ret_name = true;
+		return 8;
+	case PERF_RECORD_KSYMBOL:
+		*ret_name = true;
+		return 16;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return 24;
+	case PERF_RECORD_LOST:
+		return 16;
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return 8;
+	case PERF_RECORD_SWITCH:
+		return 0;
+	default:
+		return -1; /* perf's own records, and kernel ones too rare here to check */
+	}
+}
+
+static size_t trailer_size(const struct perf_event_attr *a)
+{
+	uint64_t t = a->sample_type;
+
+	if (!a->sample_id_all)
+		return 0;
+	return 8 * (!!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
+		    !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
+		    !!(t & PERF_SAMPLE_IDENTIFIER));
+}
+
+/* The attr record rec belongs to, or -1 when it cannot be told (an unknown id among several). A
+ * non-sample record without a trailer belongs to the first attr kept. */
+static int rec_attr(const struct repair *rp, const struct perf_reader_record *rec)
+{
+	if (rec->attr_index >= 0 && (size_t)rec->attr_index < rp->r->nr_attrs)
+		return rec->attr_index;
+	if (rp->r->nr_attrs == 1)
+		return 0;
+	if (rec->hdr->type == PERF_RECORD_SAMPLE)
+		return -1;
+	for (size_t i = 0; i < rp->r->nr_attrs; i++)
+		if (rp->keep[i])
+			return rp->r->attrs[i].attr.sample_id_all ? -1 : (int)i;
+	return -1;
+}
+
+/* Whether a non-sample record is whole: its type is one perf reads, its body is long enough,
+ * its name ends inside it and its sample_id trailer decodes. */
+static bool record_ok(const struct repair *rp, const struct perf_reader_record *rec, int a)
+{
+	const struct perf_event_header *h = rec->hdr;
+	const struct perf_event_attr *at;
+	struct perf_sample ps;
+	bool name;
+	int min = body_min(h->type, &name);
+	size_t tail, body;
+
+	if (min < 0 || a < 0 || !rp->keep[a])
+		return false;
+	/* Only what the kernel sets: perf takes bit 12 on a map for a /proc walk that timed out. */
+	if (h->misc & PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT)
+		return false;
+	if (h->type == PERF_RECORD_MMAP2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	    h->size >= sizeof(*h) + 41 && ((const uint8_t *)(h + 1))[40] > FEAT_BUILD_ID_MAX)
+		return false; /* build_id_size after pid, tid, start, len, pgoff */
+	at = &rp->r->attrs[a].attr;
+	tail = trailer_size(at);
+	if (h->size % 8 || h->size < sizeof(*h) + tail)
+		return false;
+	body = h->size - sizeof(*h) - tail;
+	if (body < (size_t)min + (name ? 1 : 0))
+		return false;
+	if (name && !memchr((const uint8_t *)(h + 1) + min, 0, body - (size_t)min))
+		return false;
+	return !tail || perf_sample__parse_id(at, h, &ps) == 0;
+}
+
+static int sink_collect(struct walk *w, const struct perf_reader_record *rec)
 {
 	struct repair *rp = w->ctx;
+	const struct perf_event_header *h = rec->hdr;
+	int a = rec_attr(rp, rec);
+	uint64_t time = rec->time;
 
-	if (fwrite(rec->hdr, rec->hdr->size, 1, rp->f) != 1)
-		return fail(w, -EIO);
-	rp->written += rec->hdr->size;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		struct perf_sample ps;
+
+		if (a < 0 || !rp->keep[a])
+			return 0;
+		if (perf_sample__parse(&rp->r->attrs[a].attr, h, &ps) < 0) {
+			rp->bad[a]++;
+			return 0;
+		}
+		rp->good[a]++;
+		if (rp->r->attrs[a].attr.sample_type & PERF_SAMPLE_TIME)
+			time = ps.time;
+	} else if (!record_ok(rp, rec, a)) {
+		return 0;
+	}
+	/* A record without a time stays where it was among its neighbours. */
+	if (time == PERF_READER_NO_TIME)
+		time = rp->last_time;
+	rp->last_time = time;
+	if (rp->len + h->size > rp->cap) {
+		size_t cap = rp->cap ? rp->cap * 2 : 1 << 20;
+		uint8_t *n;
+
+		while (cap < rp->len + h->size)
+			cap *= 2;
+		n = realloc(rp->buf, cap);
+		if (!n)
+			return fail(w, -ENOMEM);
+		rp->buf = n;
+		rp->cap = cap;
+	}
+	if (rp->nr == rp->cap_ents) {
+		size_t cap = rp->cap_ents ? rp->cap_ents * 2 : 4096;
+		struct rp_ent *n = realloc(rp->ents, cap * sizeof(*n));
+
+		if (!n)
+			return fail(w, -ENOMEM);
+		rp->ents = n;
+		rp->cap_ents = cap;
+	}
+	rp->ents[rp->nr] = (struct rp_ent){ time, rp->nr, rp->len, a };
+	rp->nr++;
+	memcpy(rp->buf + rp->len, h, h->size);
+	rp->len += h->size;
 	return 0;
 }
 
-static bool copy_feature(const struct perf_reader *r, int bit)
+static int ent_cmp(const void *x, const void *y)
 {
-	if (!perf_reader__has_feature(r, bit))
-		return false;
-	/* Records are written decompressed: no COMPRESSED feature. */
-	if (bit == FEAT_COMPRESSED)
-		return false;
-	/* perf 6.1 cannot read attrs larger than its own in EVENT_DESC either. */
-	if (bit == FEAT_EVENT_DESC && r->event_desc_attr_size > PERF_FILE_ATTR_SIZE)
-		return false;
-	return true;
+	const struct rp_ent *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Attrs the repair keeps: sample_type and read_format of fields a kernel defines, reserved bits
+ * clear (perf warns otherwise); with several, only those
+ * perf can tell apart by id and that agree with the first good one on the layout of ids and
+ * trailers (perf's "non matching sample_type" otherwise). */
+static void choose_attrs(const struct perf_reader *r, bool *keep)
+{
+	const struct perf_event_attr *ref = NULL;
+
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		const struct perf_event_attr *a = &r->attrs[i].attr;
+
+		keep[i] = !(a->sample_type & ~(uint64_t)(PERF_SAMPLE_MAX - 1)) &&
+			  !(a->read_format & ~(uint64_t)(PERF_FORMAT_MAX - 1)) &&
+			  !a->__reserved_1 && !a->__reserved_2 && !a->__reserved_3;
+		if (!keep[i])
+			continue;
+		if (!ref) {
+			ref = a;
+			continue;
+		}
+		keep[i] = (a->sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) &&
+			  a->sample_type == ref->sample_type &&
+			  a->sample_id_all == ref->sample_id_all &&
+			  a->read_format == ref->read_format;
+	}
+	/* several kept: the first needs ids too */
+	if (ref) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < r->nr_attrs; i++)
+			n += keep[i];
+		if (n > 1 && !(ref->sample_type & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)))
+			for (size_t i = 0; i < r->nr_attrs; i++)
+				keep[i] = &r->attrs[i].attr == ref;
+	}
+}
+
+/* The features preport parsed, encoded anew. */
+static int repair_features(const struct perf_reader *r, struct perf_writer *w)
+{
+	const struct perf_reader_info *in = &r->info;
+	const struct { int bit; const char *s; } strs[] = {
+		{ FEAT_HOSTNAME, in->hostname }, { FEAT_OSRELEASE, in->osrelease },
+		{ FEAT_VERSION, in->version ? in->version : "preport repair" },
+		{ FEAT_ARCH, in->arch }, { FEAT_CPUDESC, in->cpudesc },
+	};
+	struct fbuf b = { 0 };
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]) && !err; i++) {
+		if (!strs[i].s || (strs[i].bit != FEAT_VERSION && !perf_reader__has_feature(r, strs[i].bit)))
+			continue;
+		b.len = 0;
+		fbuf__put_string(&b, strs[i].s);
+		err = b.oom ? -ENOMEM : perf_writer__set_feature(w, strs[i].bit, b.data, b.len);
+	}
+	if (!err && perf_reader__has_feature(r, FEAT_NRCPUS)) {
+		b.len = 0;
+		fbuf__put_u32(&b, in->nr_cpus_avail);
+		fbuf__put_u32(&b, in->nr_cpus_online);
+		err = b.oom ? -ENOMEM : perf_writer__set_feature(w, FEAT_NRCPUS, b.data, b.len);
+	}
+	if (!err && perf_reader__has_feature(r, FEAT_CMDLINE) && in->cmdline_argc > 0) {
+		b.len = 0;
+		fbuf__put_u32(&b, (uint32_t)in->cmdline_argc);
+		for (int i = 0; i < in->cmdline_argc; i++)
+			fbuf__put_string(&b, in->cmdline_argv[i] ? in->cmdline_argv[i] : "");
+		err = b.oom ? -ENOMEM : perf_writer__set_feature(w, FEAT_CMDLINE, b.data, b.len);
+	}
+	for (size_t i = 0; !err && i < in->nr_build_ids; i++) {
+		const struct perf_reader_build_id *bi = &in->build_ids[i];
+		bool kernel = (bi->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+
+		if (bi->path && bi->path[0] && bi->id_len && bi->id_len <= FEAT_BUILD_ID_MAX)
+			err = perf_writer__add_build_id(w, bi->path, kernel, bi->id, bi->id_len);
+	}
+	fbuf__free(&b);
+	if (!err) {
+		struct pause_stats ps;
+
+		if (pause_stats__read(r, &ps) == 1)
+			err = pause_stats__write(w, &ps);
+	}
+	return err;
 }
 
 int perf_reader__repair(struct perf_reader *r, const char *out_path)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_fclose_ FILE *f = NULL;
-	struct perf_file_header h = { 0 };
-	struct repair rp;
-	struct walk w = { .r = r, .sink = sink_write, .ctx = &rp };
-	uint64_t off, ids_off;
-	size_t i;
-	int bit, err, nr_feat = 0;
+	struct repair rp = { .r = r };
+	struct walk wk = { .r = r, .sink = sink_collect, .ctx = &rp };
+	_cleanup_free_ struct perf_writer_event *evs = NULL;
+	struct perf_writer_opts wo = { .copy_only = true };
+	struct perf_writer *w = NULL;
+	size_t nev = 0;
+	int err;
 
-	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f)
-		return -errno;
-	TAKE_FD(fd);
-
-	h.magic = PERF_MAGIC2;
-	h.size = PERF_HEADER_SIZE;
-	h.attr_size = PERF_FILE_ATTR_SIZE + sizeof(struct perf_file_section);
-	h.attrs.offset = PERF_HEADER_SIZE;
-	h.attrs.size = r->nr_attrs * h.attr_size;
-	/* Attrs, then all ids, then data. */
-	ids_off = h.attrs.offset + h.attrs.size;
-	if (fseek(f, h.attrs.offset, SEEK_SET) < 0)
-		return -errno;
-	off = ids_off;
-	for (i = 0; i < r->nr_attrs; i++) {
-		uint8_t buf[PERF_FILE_ATTR_SIZE] = { 0 };
-		struct perf_event_attr a = r->attrs[i].attr;
-		struct perf_file_section ids = { off, r->attrs[i].nr_ids * 8 };
-
-		a.size = PERF_FILE_ATTR_SIZE;
-		memcpy(buf, &a, sizeof(a) < sizeof(buf) ? sizeof(a) : sizeof(buf));
-		if (fwrite(buf, sizeof(buf), 1, f) != 1 || fwrite(&ids, sizeof(ids), 1, f) != 1)
-			return -EIO;
-		off += ids.size;
+	rp.keep = calloc(r->nr_attrs + 1, sizeof(*rp.keep));
+	rp.good = calloc(r->nr_attrs + 1, sizeof(*rp.good));
+	rp.bad = calloc(r->nr_attrs + 1, sizeof(*rp.bad));
+	evs = calloc(r->nr_attrs + 1, sizeof(*evs));
+	if (!rp.keep || !rp.good || !rp.bad || !evs) {
+		err = -ENOMEM;
+		goto out;
 	}
-	for (i = 0; i < r->nr_attrs; i++)
-		if (r->attrs[i].nr_ids &&
-		    fwrite(r->attrs[i].ids, r->attrs[i].nr_ids * 8, 1, f) != 1)
-			return -EIO;
-
-	h.data.offset = off;
-	rp.f = f;
-	rp.written = 0;
-	err = walk_records(&w);
-	walk_fini(&w);
+	choose_attrs(r, rp.keep);
+	err = walk_records(&wk);
+	walk_fini(&wk);
 	if (err < 0)
-		return err;
-	/* perf refuses a file without records (data size 0 reads as a killed recorder, no
-	 * samples is an error): there is nothing to repair into. */
-	if (!rp.written) {
-		unlink(out_path);
-		return -ENODATA;
-	}
-	h.data.size = rp.written;
-
-	/* Feature index right after the data, then the sections copied as they were. A file
-	 * whose recorder never finished it has none: it gets a VERSION naming the repair, so that
-	 * the result reads as a finished file (a reader takes "no features" for "killed"). */
-	struct {
-		uint32_t len;
-		char str[64];
-	} version = { 64, "preport repair" };
-	const void *payload[FEAT_BITS];
-	uint64_t psize[FEAT_BITS];
-
-	for (bit = 0; bit < FEAT_BITS; bit++) {
-		payload[bit] = NULL;
-		psize[bit] = 0;
-		if (copy_feature(r, bit)) {
-			payload[bit] = r->map + r->feat[bit].offset;
-			psize[bit] = r->feat[bit].size;
-		}
-	}
-	if (!payload[FEAT_VERSION]) {
-		payload[FEAT_VERSION] = &version;
-		psize[FEAT_VERSION] = sizeof(version);
-	}
-	for (bit = 0; bit < FEAT_BITS; bit++)
-		if (payload[bit]) {
-			h.features[bit / 64] |= 1ULL << (bit % 64);
-			nr_feat++;
-		}
-	off = h.data.offset + h.data.size + nr_feat * sizeof(struct perf_file_section);
-	for (bit = 0; bit < FEAT_BITS; bit++) {
-		struct perf_file_section sec;
-
-		if (!payload[bit])
+		goto out;
+	/* An attr whose samples mostly do not decode is damaged itself: none of its records. */
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		if (rp.keep[i] && rp.bad[i] > rp.good[i])
+			rp.keep[i] = false;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		if (!rp.keep[i])
 			continue;
-		sec.offset = off;
-		sec.size = psize[bit];
-		if (fwrite(&sec, sizeof(sec), 1, f) != 1)
-			return -EIO;
-		off += sec.size;
+		evs[nev] = (struct perf_writer_event){ .name = r->attrs[i].name,
+						       .attr = &r->attrs[i].attr,
+						       .ids = r->attrs[i].ids,
+						       .nr_ids = r->attrs[i].nr_ids };
+		nev++;
 	}
-	for (bit = 0; bit < FEAT_BITS; bit++)
-		if (payload[bit] && psize[bit] && fwrite(payload[bit], psize[bit], 1, f) != 1)
-			return -EIO;
+	/* perf refuses a file without samples ("has no samples!"): there is nothing to repair
+	 * into. */
+	size_t kept = 0;
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		if (rp.keep[i])
+			kept += rp.good[i];
+	if (!nev || !kept) {
+		err = -ENODATA;
+		goto out;
+	}
+	qsort(rp.ents, rp.nr, sizeof(*rp.ents), ent_cmp);
+	wo.events = evs;
+	wo.nr_events = nev;
+	w = perf_writer__open(out_path, &wo);
+	if (!w) {
+		err = -errno;
+		goto out;
+	}
+	err = repair_features(r, w);
+	for (size_t i = 0; i < rp.nr && !err;) {
+		struct iovec iov[64];
+		int n = 0;
 
-	if (fseek(f, 0, SEEK_SET) < 0 || fwrite(&h, sizeof(h), 1, f) != 1)
-		return -EIO;
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-		return -errno;
-	return 0;
+		for (; i < rp.nr && n < 64; i++) {
+			const struct rp_ent *e = &rp.ents[i];
+			struct perf_event_header *h = (void *)(rp.buf + e->off);
+
+			if (e->attr < 0 || !rp.keep[e->attr])
+				continue;
+			if (h->type == PERF_RECORD_SAMPLE &&
+			    (r->attrs[e->attr].attr.sample_type & PERF_SAMPLE_TIME))
+				perf_writer__note_time(w, e->time, e->time);
+			iov[n++] = (struct iovec){ h, h->size };
+		}
+		err = perf_writer__append(w, iov, n);
+	}
+	if (!err)
+		err = perf_writer__finalize(w);
+	perf_writer__free(w);
+	if (err)
+		unlink(out_path);
+out:
+	free(rp.keep);
+	free(rp.good);
+	free(rp.bad);
+	free(rp.buf);
+	free(rp.ents);
+	return err;
 }

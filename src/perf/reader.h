@@ -160,10 +160,13 @@ int perf_reader__stats(struct perf_reader *r, struct perf_reader_stats *ret);
 /* perf's name of a record type ("SAMPLE", "FINISHED_ROUND"), or NULL when unknown. */
 const char *perf_reader__type_name(uint32_t type);
 
-/* Write out_path (created 0600, replaced if it exists) as a clean perf.data: header, attrs with
- * ids, every complete record in file order (compressed content written decompressed) and the
- * features that were readable (minus COMPRESSED). Returns 0 or -errno; -ENODATA (and no
- * out_path) when not one complete record precedes the damage. */
+/* Write out_path (created 0600, replaced if it exists) through the perf.data writer with only
+ * what could be decoded and checked: the attrs whose sample_type a kernel defines, whose samples
+ * decode and which perf can tell apart; the records before the damage of the types perf 6.1
+ * reads, each whole (body, name, sample_id trailer; samples decoded), decompressed, in time
+ * order; and the features that were parsed, encoded anew (strings, NRCPUS, CMDLINE, BUILD_ID,
+ * EVENT_DESC, SAMPLE_TIME, precord's pause statistics). Returns 0 or -errno; -ENODATA (and no
+ * out_path) when not one sample of the sort precedes the damage (perf refuses such a file). */
 int perf_reader__repair(struct perf_reader *r, const char *out_path);
 
 /* Unmap and free. NULL is a no-op. */

@@ -49,6 +49,8 @@ struct pw_event {
 struct pw_dso {
 	struct pw_dso *next;
 	bool kernel;
+	uint8_t id[FEAT_BUILD_ID_MAX]; /* copy_only: the id given */
+	uint8_t id_len;
 	char path[];
 };
 
@@ -83,6 +85,10 @@ struct perf_writer {
 	int argc;
 	int comp_level;
 	size_t comp_mmap_len;
+	bool copy_only;
+	bool names;              /* every event has a name: EVENT_DESC can be written */
+	void *given[FEAT_LAST + 1]; /* copy_only: feature payloads given as they are */
+	size_t given_len[FEAT_LAST + 1];
 
 	void *tracing_data;  /* TRACING_DATA payload as given (tracepoint formats) */
 	size_t tracing_len;
@@ -389,6 +395,51 @@ int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel)
 	return 0;
 }
 
+int perf_writer__set_feature(struct perf_writer *w, int bit, const void *data, size_t len)
+{
+	void *copy;
+
+	if (!w || !w->copy_only || bit <= 0 || bit > FEAT_LAST || bit == FEAT_EVENT_DESC ||
+	    bit == FEAT_SAMPLE_TIME || bit == FEAT_COMPRESSED || bit == FEAT_TRACING_DATA ||
+	    bit == FEAT_BUILD_ID || (len && !data))
+		return -EINVAL;
+	copy = malloc(len ? len : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, len);
+	pthread_mutex_lock(&w->lock);
+	free(w->given[bit]);
+	w->given[bit] = copy;
+	w->given_len[bit] = len;
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+int perf_writer__add_build_id(struct perf_writer *w, const char *path, bool kernel,
+			      const uint8_t *id, size_t id_len)
+{
+	struct pw_dso *d;
+	size_t len;
+	unsigned int b;
+
+	if (!w || !w->copy_only || !path || !id || !id_len || id_len > FEAT_BUILD_ID_MAX)
+		return -EINVAL;
+	len = strlen(path);
+	d = calloc(1, sizeof(*d) + len + 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d->path, path, len + 1);
+	d->kernel = kernel;
+	memcpy(d->id, id, id_len);
+	d->id_len = (uint8_t)id_len;
+	b = hash_path(path);
+	pthread_mutex_lock(&w->dso_lock);
+	d->next = w->dsos[b];
+	w->dsos[b] = d;
+	pthread_mutex_unlock(&w->dso_lock);
+	return 0;
+}
+
 int perf_writer__set_private_feature(struct perf_writer *w, int bit, const void *data, size_t len)
 {
 	void *copy;
@@ -604,6 +655,9 @@ static void host_features(struct feat_list *l, struct fbuf *b)
 /* The session's features, in bit order: CMDLINE, EVENT_DESC, SAMPLE_TIME, COMPRESSED and the
  * private one. */
 static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
+static void event_desc_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
+static void sample_time_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
+static void private_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 
 static void session_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
 {
@@ -615,6 +669,14 @@ static void session_features(struct perf_writer *w, struct feat_list *l, struct 
 		feat_end(l, b);
 	}
 
+	event_desc_feature(w, l, b);
+	sample_time_feature(w, l, b);
+	compressed_feature(w, l, b);
+	private_feature(w, l, b);
+}
+
+static void event_desc_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
 	feat_begin(l, b, FEAT_EVENT_DESC);
 	fbuf__put_u32(b, (uint32_t)w->nr_events);
 	fbuf__put_u32(b, PERF_FILE_ATTR_SIZE);
@@ -627,23 +689,68 @@ static void session_features(struct perf_writer *w, struct feat_list *l, struct 
 		fbuf__put(b, e->ids, e->nr_ids * sizeof(*e->ids));
 	}
 	feat_end(l, b);
+}
 
+static void sample_time_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
 	uint64_t first = __atomic_load_n(&w->time_first, __ATOMIC_RELAXED);
 	uint64_t last = __atomic_load_n(&w->time_last, __ATOMIC_RELAXED);
+
 	if (first <= last) {
 		feat_begin(l, b, FEAT_SAMPLE_TIME);
 		fbuf__put_u64(b, first);
 		fbuf__put_u64(b, last);
 		feat_end(l, b);
 	}
+}
 
-	compressed_feature(w, l, b);
+static void private_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
 	if (w->private_len) {
 		/* highest bit last: perf walks only the bits it knows, in order */
 		feat_begin(l, b, w->private_bit);
 		fbuf__put(b, w->private_data, w->private_len);
 		feat_end(l, b);
 	}
+}
+
+/* copy_only: the given payloads and the writer's own, in ascending bit order. Nothing of this
+ * machine. */
+static void copied_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+{
+	for (int bit = FEAT_TRACING_DATA + 1; bit <= FEAT_LAST; bit++) {
+		if (bit == FEAT_BUILD_ID) {
+			size_t n = 0;
+
+			feat_begin(l, b, FEAT_BUILD_ID);
+			pthread_mutex_lock(&w->dso_lock);
+			for (size_t i = 0; i < DSO_BUCKETS; i++)
+				for (struct pw_dso *d = w->dsos[i]; d; d = d->next)
+					if (d->id_len) {
+						put_build_id(b, d->path, d->kernel ? PERF_RECORD_MISC_KERNEL :
+										   PERF_RECORD_MISC_USER,
+							     d->id, d->id_len);
+						n++;
+					}
+			pthread_mutex_unlock(&w->dso_lock);
+			if (n)
+				feat_end(l, b);
+			else
+				feat_drop(l, b);
+		} else if (bit == FEAT_EVENT_DESC) {
+			if (w->names)
+				event_desc_feature(w, l, b);
+		} else if (bit == FEAT_SAMPLE_TIME) {
+			sample_time_feature(w, l, b);
+		} else if (bit == FEAT_COMPRESSED) {
+			compressed_feature(w, l, b);
+		} else if (w->given[bit]) {
+			feat_begin(l, b, bit);
+			fbuf__put(b, w->given[bit], w->given_len[bit]);
+			feat_end(l, b);
+		}
+	}
+	private_feature(w, l, b);
 }
 
 static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
@@ -678,6 +785,10 @@ static int build_features(struct perf_writer *w, struct feat_list *l, struct fbu
 	}
 	if (essential) {
 		compressed_feature(w, l, b);
+		return b->oom ? -ENOMEM : 0;
+	}
+	if (w->copy_only) {
+		copied_features(w, l, b);
 		return b->oom ? -ENOMEM : 0;
 	}
 	feat_begin(l, b, FEAT_BUILD_ID);
@@ -798,6 +909,8 @@ void perf_writer__free(struct perf_writer *w)
 	}
 	free(w->slot_done);
 	free(w->tracing_data);
+	for (int i = 0; i <= FEAT_LAST; i++)
+		free(w->given[i]);
 	free(w->private_data);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->dso_lock);
@@ -831,6 +944,8 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 	w->events = calloc(opts->nr_events, sizeof(*w->events));
 	if (!w->events)
 		return -ENOMEM;
+	w->names = true;
+	w->copy_only = opts->copy_only;
 	w->nr_events = opts->nr_events;
 	for (size_t i = 0; i < opts->nr_events; i++) {
 		const struct perf_writer_event *src = &opts->events[i];
@@ -842,6 +957,8 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 		memcpy(e->attr, src->attr, n);
 		attr->size = PERF_FILE_ATTR_SIZE;
 		e->name = strdup(src->name ? src->name : "");
+		if (!src->name)
+			w->names = false;
 		e->ids = malloc(src->nr_ids ? src->nr_ids * sizeof(*e->ids) : 1);
 		if (!e->name || !e->ids)
 			return -ENOMEM;

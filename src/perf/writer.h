@@ -37,6 +37,11 @@ struct perf_writer_opts {
 	/* Mapped files are read for their build ids with these credentials (creds__run); the
 	 * caller keeps them while the writer lives. NULL: the caller's. */
 	const struct creds *creds;
+	/* A file rewritten from another (preport --repair): no feature describes this machine or
+	 * reads its files. The features are those given with perf_writer__set_feature and
+	 * perf_writer__add_build_id, EVENT_DESC (when every event has a name), SAMPLE_TIME (from
+	 * perf_writer__note_time), TRACING_DATA and COMPRESSED as usual, and the private one. */
+	bool copy_only;
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf), write the header and attrs and allocate the space
@@ -86,6 +91,17 @@ int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel);
  * mapping of a file, "[vdso]" (id read from the recorder's own vDSO) or the kernel's
  * "[kernel.kallsyms]" map. Other records are ignored. Returns 0 or -ENOMEM. */
 int perf_writer__note_mmap(struct perf_writer *w, const struct perf_event_header *h);
+
+/* copy_only: the payload of perf feature `bit` (not EVENT_DESC, SAMPLE_TIME, COMPRESSED,
+ * TRACING_DATA or BUILD_ID, which the writer makes), copied, written at finalize in its place
+ * among the others. The caller vouches for its encoding. Returns 0, -EINVAL (bad bit, or not
+ * copy_only) or -ENOMEM. */
+int perf_writer__set_feature(struct perf_writer *w, int bit, const void *data, size_t len);
+
+/* copy_only: a BUILD_ID entry, written as given (kernel: cpumode KERNEL, else USER). Returns 0,
+ * -EINVAL (not copy_only, id_len above 20) or -ENOMEM. */
+int perf_writer__add_build_id(struct perf_writer *w, const char *path, bool kernel,
+			      const uint8_t *id, size_t id_len);
 
 /* Set the payload of a private feature section (bit > FEAT_LAST, which perf 6.1 skips
  * silently), written at finalize after perf's own features. One private feature at most;
