@@ -34,8 +34,8 @@ struct cli {
 	bool off_cpu, wall;
 	bool children_set, children;
 	int32_t *pids, *tids, *cpus;
-	const char **comms;
-	size_t nr_pids, nr_tids, nr_cpus, nr_comms;
+	const char **comms, **cgroups;
+	size_t nr_pids, nr_tids, nr_cpus, nr_comms, nr_cgroups;
 	struct report_opts ro;
 	struct time_range *times;
 	size_t nr_times;
@@ -96,7 +96,8 @@ static void usage(FILE *f)
 "      --no-children      Self only\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
-"  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu (default comm,dso,sym)\n"
+"  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit\n"
+"                         (default comm,dso,sym)\n"
 "  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
 "                         e.g. -g caller,1 (default graph,0.5)\n"
 "      --off-cpu          where threads waited (precord --off-cpu files): each blocking\n"
@@ -111,6 +112,8 @@ static void usage(FILE *f)
 "      --stats            records by type, samples, lost events, precord's pauses\n"
 "      --header           print the recording's header information first\n"
 "      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated)\n"
+"      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
+"                         precord --all-cgroups; -s cgroup or unit sorts by them)\n"
 "      --max-stack N      deepest call chain to unwind (default 127)\n"
 "      --percent-limit P  hide rows (and call-graph branches) under P percent\n"
 "      --time RANGES      only samples in these times, as perf: START,STOP in seconds (either\n"
@@ -130,7 +133,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
-	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
+	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE,
 };
@@ -155,6 +158,7 @@ static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
@@ -234,7 +238,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_NO_INLINE: c->ro.no_inline = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
-			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu", optarg);
+			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit", optarg);
 			return EXIT_USAGE;
 		}
 		break;
@@ -264,6 +268,10 @@ static int parse_opt(struct cli *c, int opt)
 		break;
 	case OPT_COMM:
 		if (parse_str_list(optarg, &c->comms, &c->nr_comms) < 0)
+			return EXIT_FAIL;
+		break;
+	case OPT_CGROUP:
+		if (parse_str_list(optarg, &c->cgroups, &c->nr_cgroups) < 0)
 			return EXIT_FAIL;
 		break;
 	case OPT_MAXSTACK:
@@ -343,6 +351,7 @@ static struct report_session *open_session(const struct cli *c)
 		.pids = c->pids, .nr_pids = c->nr_pids,
 		.tids = c->tids, .nr_tids = c->nr_tids,
 		.comms = c->comms, .nr_comms = c->nr_comms,
+		.cgroups = c->cgroups, .nr_cgroups = c->nr_cgroups,
 	};
 	const char *reason = NULL;
 	struct report_session *s = report_session__open(c->input, &so, &reason);
@@ -724,6 +733,7 @@ out:
 	free(c.tids);
 	free(c.cpus);
 	free(c.comms);
+	free(c.cgroups);
 	free(c.times);
 	return ret;
 }

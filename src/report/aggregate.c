@@ -155,6 +155,8 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	struct report_frame self;
 	struct report_sample sample = {
 		.comm = s->comm,
+		.cgroup = s->cgroup,
+		.filtered = s->filtered,
 		.pid = (int32_t)s->raw->pid,
 		.tid = (int32_t)s->raw->tid,
 		.cpu = s->cpu,

@@ -38,6 +38,7 @@ struct thr {
 	enum offcpu_state state;
 	struct perf_sample ps;
 	int32_t cpu;
+	const char *cgroup;
 	bool filtered;
 	struct map_snapshot *snap;
 	struct unwind_frame *frames; /* [0] is the state's leaf frame */
@@ -172,6 +173,7 @@ static int hold(struct offcpu *o, struct thr *th, const struct report_session_sa
 	th->ps.stack = NULL, th->ps.stack_size = th->ps.stack_dyn_size = 0;
 	th->ps.raw = NULL, th->ps.raw_size = 0;
 	th->cpu = ss->cpu;
+	th->cgroup = ss->cgroup;
 	th->filtered = ss->filtered;
 	th->snap = ss->maps ? map_snapshot__get((struct map_snapshot *)ss->maps) : NULL;
 	th->out_time = ps->time;
@@ -218,6 +220,7 @@ static int switch_in(struct offcpu *o, struct report_session *s, struct thr *th,
 	if (th->pending && t >= th->out_time) {
 		struct report_session_sample fw = {
 			.attr = o->out_attr, .raw = &th->ps, .comm = th->t.comm[0] ? th->t.comm : ":unknown",
+.cgroup = th->cgroup,
 			.cpu = th->cpu, .period = t - th->out_time ? t - th->out_time : 1,
 			.filtered = th->filtered, .maps = th->snap,
 			.nr_frames = th->filtered ? 1 : th->nr_frames, .frames = th->frames,

@@ -31,6 +31,10 @@ int report__parse_sort(const char *list, struct report_opts *opts)
 			k = REPORT_SORT_PID;
 		else if (!strcmp(t, "cpu"))
 			k = REPORT_SORT_CPU;
+		else if (!strcmp(t, "cgroup"))
+			k = REPORT_SORT_CGROUP;
+		else if (!strcmp(t, "unit"))
+			k = REPORT_SORT_UNIT;
 		else
 			return -EINVAL;
 		for (size_t i = 0; i < n; i++)

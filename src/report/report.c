@@ -8,6 +8,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 
+#include "lib/cgroupfs.h"
 #include "lib/cleanup.h"
 #include "report/report_int.h"
 
@@ -173,6 +174,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	uint32_t lk = s->frames[0].kernel;
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
 	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk && s->comm && r->last_comm_ptr &&
+	    r->last_cgroup_ptr == s->cgroup &&
 	    strcmp(r->last_comm_ptr, s->comm) == 0) {
 		*ret = r->last_ctx;
 		return 0;
@@ -181,6 +183,12 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	memset(&k, 0, sizeof(k));
 	int err = intern(r, s->comm ? s->comm : ":-1", &k.comm);
 	if (err)
+		return err;
+	/* as perf: "N/A" when the file has no cgroups; a unit only for systemd's cgroups */
+	char unit[256];
+	const char *u = s->cgroup ? cgroupfs__unit(s->cgroup, unit, sizeof(unit)) : NULL;
+	if ((err = intern(r, s->cgroup ? s->cgroup : "N/A", &k.cgroup)) ||
+	    (err = intern(r, u ? u : s->cgroup ? s->cgroup : "N/A", &k.unit)))
 		return err;
 	k.pid = s->pid;
 	k.tid = s->tid;
@@ -203,6 +211,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	r->last_tid = s->tid;
 	r->last_cpu = cpu;
 	r->last_comm_ptr = r->strs[k.comm];
+	r->last_cgroup_ptr = s->cgroup;
 	return 0;
 }
 
@@ -284,7 +293,7 @@ struct report *report__new(const struct report_opts *opts)
 	if (o->nr_sort_keys > REPORT_MAX_SORT_KEYS)
 		goto einval;
 	for (size_t i = 0; i < o->nr_sort_keys; i++)
-		if (o->sort_keys[i] > REPORT_SORT_CPU)
+		if (o->sort_keys[i] > REPORT_SORT_UNIT)
 			goto einval;
 	if (o->nr_sort_keys == 0) {
 		o->sort_keys[0] = REPORT_SORT_COMM;
@@ -367,6 +376,8 @@ void report__free(struct report *r)
  * and, since they take part in the output tree, in the order of tied rows. */
 static bool filtered(const struct report_opts *o, const struct report_sample *s)
 {
+	if (s->filtered)
+		return true;
 	if ((o->nr_pids && !in_list(o->pids, o->nr_pids, s->pid)) ||
 	    (o->nr_tids && !in_list(o->tids, o->nr_tids, s->tid)))
 		return true;

@@ -36,6 +36,9 @@ struct report_frame {
 
 struct report_sample {
 	const char *comm;
+	const char *cgroup; /* the sample's cgroup path; NULL: not recorded ("N/A") */
+	bool filtered;      /* excluded by the caller's own filters (the session's --cgroup):
+			     * counted in the totals, never shown, as the opts' filters */
 	int32_t pid, tid;
 	int32_t cpu;      /* -1 when the file has no PERF_SAMPLE_CPU */
 	uint64_t period;
@@ -53,6 +56,8 @@ enum report_sort_key {
 	REPORT_SORT_SYM,
 	REPORT_SORT_PID, /* perf's "pid": one row per thread, printed "tid:comm" */
 	REPORT_SORT_CPU,
+	REPORT_SORT_CGROUP, /* perf's "cgroup": the cgroup path */
+	REPORT_SORT_UNIT,   /* the systemd unit of the cgroup (service, scope or slice) */
 };
 #define REPORT_MAX_SORT_KEYS 8
 
@@ -121,6 +126,7 @@ uint64_t report__total_period(const struct report *r);
 /* One row of the table, in output order. Strings belong to the report. */
 struct report_entry {
 	const char *comm;
+	const char *cgroup, *unit;  /* meaningful only for the keys that were sorted on */
 	int32_t pid, tid, cpu;      /* meaningful only for the keys that were sorted on */
 	const char *dso;            /* NULL: [unknown] */
 	const char *sym;            /* NULL: unresolved, see addr */

@@ -48,6 +48,7 @@ struct tnode {          /* prefix tree of stacks, root first; node 0 is the empt
 
 struct ctx {            /* who ran: everything a row key may need besides the frame */
 	uint32_t comm;
+	uint32_t cgroup, unit;  /* interned cgroup path and unit name */
 	int32_t pid, tid, cpu;
 	uint32_t leaf_kernel;   /* the sample's mode (frames[0].kernel) */
 	uint32_t filtered;      /* excluded by --pid/--tid/--comm: counted, never shown */
@@ -100,6 +101,7 @@ struct report {
 	uint32_t last_ctx;
 	int32_t last_pid, last_tid, last_cpu;
 	const char *last_comm_ptr;
+	const char *last_cgroup_ptr;
 
 	struct rec *recs;
 	size_t nr_recs, cap_recs;
@@ -126,6 +128,7 @@ struct gctx {
 
 struct ekey {
 	uint32_t comm, dso, frame;
+	uint32_t cgroup, unit;
 	int32_t tid, cpu;
 	uint32_t addr_lo, addr_hi; /* unresolved symbol: the address (frame is then NONE) */
 	uint32_t unresolved;
@@ -134,6 +137,7 @@ struct ekey {
 struct entry {
 	struct ekey key;
 	uint32_t frame, comm;   /* what the row shows */
+	uint32_t cgroup, unit;
 	bool filtered;          /* created by a filtered sample: hidden, as in perf */
 	uint64_t addr;          /* unresolved: the address shown and sorted on */
 	bool kernel;            /* "[k]": the mode when the row was created */

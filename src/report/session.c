@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/cgroupfs.h"
 #include "lib/cleanup.h"
 #include "lib/workqueue.h"
 #include "perf/abi.h"
@@ -29,6 +30,7 @@ struct item {
 	const char *comm;
 	size_t attr;
 	bool filtered;          /* counted, not unwound */
+	const char *cgroup;
 	/* a side-band record for the filter (held by ref), not a sample */
 	const struct perf_event_header *side;
 	uint64_t side_time, side_offset;
@@ -59,6 +61,10 @@ struct report_session {
 
 	struct report_sink *sinks;
 	size_t nr_sinks;
+
+	/* cgroup ids to paths, from PERF_RECORD_CGROUP */
+	struct cgroup_name { uint64_t id; char *path; } *cgroups;
+	size_t nr_cgroups, cap_cgroups;
 	struct report_filter filter;
 	bool has_filter;
 
@@ -199,6 +205,7 @@ static int deliver_item(struct report_session *s, struct item *it)
 		.attr = it->attr,
 		.raw = &it->s,
 		.comm = it->comm ? it->comm : nocomm,
+		.cgroup = it->cgroup,
 		.cpu = (a->attr.sample_type & PERF_SAMPLE_CPU) ? (int32_t)it->s.cpu : -1,
 		.period = it->s.period ? it->s.period : 1,
 		.filtered = it->filtered,
@@ -297,6 +304,52 @@ static int flush_all(struct report_session *s, bool deliver)
 	return ret ? ret : e;
 }
 
+/* The path of cgroup id, as the file's CGROUP records named it; "unknown" otherwise. */
+static const char *cgroup_name(const struct report_session *s, uint64_t id)
+{
+	for (size_t i = s->nr_cgroups; i-- > 0;) /* the latest record of an id wins */
+		if (s->cgroups[i].id == id)
+			return s->cgroups[i].path;
+	return "unknown";
+}
+
+static bool cgroup_in_list(const char *const *l, size_t n, const char *path)
+{
+	char unit[256];
+	const char *u = path ? cgroupfs__unit(path, unit, sizeof(unit)) : NULL;
+
+	for (size_t i = 0; i < n && path; i++)
+		if (!strcmp(l[i], path) || (u && !strcmp(l[i], u)))
+			return true;
+	return false;
+}
+
+/* PERF_RECORD_CGROUP: u64 id, then the path, NUL-terminated within the record. */
+static int note_cgroup(struct report_session *s, const struct perf_event_header *h)
+{
+	const char *path = (const char *)(h + 1) + 8;
+	size_t max = h->size > sizeof(*h) + 8 ? h->size - sizeof(*h) - 8 : 0;
+	uint64_t id;
+	char *copy;
+
+	if (!max || !memchr(path, 0, max))
+		return 0; /* malformed: the samples of that id stay "unknown" */
+	memcpy(&id, h + 1, 8);
+	if (s->nr_cgroups == s->cap_cgroups) {
+		size_t nc = s->cap_cgroups ? s->cap_cgroups * 2 : 64;
+		struct cgroup_name *n = realloc(s->cgroups, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->cgroups = n;
+		s->cap_cgroups = nc;
+	}
+	if (!(copy = strdup(path)))
+		return -ENOMEM;
+	s->cgroups[s->nr_cgroups++] = (struct cgroup_name){ id, copy };
+	return 0;
+}
+
 static bool keep_sample(const struct report_session *s, const struct perf_sample *ps)
 {
 	const struct report_session_opts *o = &s->opts;
@@ -344,9 +397,12 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	s->st.nr_samples++;
 	it->attr = a;
 	it->comm = machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
+	it->cgroup = (perf_reader__attr(s->r, a)->attr.sample_type & PERF_SAMPLE_CGROUP) ?
+			     cgroup_name(s, it->s.cgroup) : NULL;
 	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||
 		       (o->nr_tids && !in_list(o->tids, o->nr_tids, (int32_t)it->s.tid)) ||
-		       (o->nr_comms && !comm_in_list(o->comms, o->nr_comms, it->comm));
+		       (o->nr_comms && !comm_in_list(o->comms, o->nr_comms, it->comm)) ||
+		       (o->nr_cgroups && !cgroup_in_list(o->cgroups, o->nr_cgroups, it->cgroup));
 	it->snap = machine__snapshot(s->m, (int32_t)it->s.pid);
 	if (!it->snap)
 		return -ENOMEM;
@@ -398,6 +454,8 @@ static int on_record(const struct perf_reader_record *rec, void *arg)
 		return on_sample(s, rec);
 	if (h->type == PERF_RECORD_LOST_SAMPLES)
 		count_lost(s, rec);
+	if (h->type == PERF_RECORD_CGROUP && note_cgroup(s, h) < 0)
+		return -ENOMEM;
 	if (s->has_filter && s->filter.side && h->type < 64 && (s->filter.side_types >> h->type & 1)) {
 		int e = queue_side(s, rec);
 
@@ -701,6 +759,9 @@ void report_session__free(struct report_session *s)
 		unwinder__free(s->all[i]);
 	machine__free(s->m);
 	perf_reader__close(s->r);
+	for (size_t i = 0; i < s->nr_cgroups; i++)
+		free(s->cgroups[i].path);
+	free(s->cgroups);
 	pthread_mutex_destroy(&s->pool_lock);
 	free(s->all);
 	free(s->pool);

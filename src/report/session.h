@@ -30,6 +30,9 @@ struct report_session_opts {
 	size_t nr_pids, nr_tids;
 	const char *const *comms;
 	size_t nr_comms;
+	/* ... and of other cgroups: each entry a cgroup path or a unit name (preport --cgroup) */
+	const char *const *cgroups;
+	size_t nr_cgroups;
 	/* Only samples with a time in one of these ranges (see timerange.h); nr 0: all. The
 	 * array must outlive the session. */
 	const struct time_range *times;
@@ -43,6 +46,9 @@ struct report_session_sample {
 	size_t attr;                        /* event index in the file */
 	const struct perf_sample *raw;      /* the decoded record */
 	const char *comm;                   /* ":TID" when no COMM named the thread, as perf */
+	const char *cgroup;                 /* the cgroup path (PERF_SAMPLE_CGROUP and the file's
+					     * CGROUP records); "unknown" for an id no record named,
+					     * NULL when the samples carry no cgroup */
 	int32_t cpu;                        /* -1 when the file has no PERF_SAMPLE_CPU */
 	uint64_t period;                    /* >= 1 */
 	bool filtered;                      /* by pid / tid / comm: frames[0] is the bare ip */

@@ -27,7 +27,7 @@ static void sym_cell(const struct report *r, const struct entry *e, char *buf, s
 }
 
 struct widths {
-	size_t comm, dso, sym, pid;
+	size_t comm, dso, sym, pid, cgroup, unit;
 };
 
 static void compute_widths(const struct view *v, struct widths *w)
@@ -39,6 +39,8 @@ static void compute_widths(const struct view *v, struct widths *w)
 	w->dso = strlen("Shared Object");
 	w->sym = strlen("Symbol");
 	w->pid = strlen("    Pid:Command");
+	w->cgroup = strlen("Cgroup");
+	w->unit = strlen("Unit");
 	for (size_t i = 0; i < v->nr_entries; i++) {
 		const struct entry *e = &v->entries[i];
 		const struct frame *f = &r->frames[e->frame];
@@ -46,6 +48,8 @@ static void compute_widths(const struct view *v, struct widths *w)
 			continue;
 		size_t cl = strlen(rep_str(r, e->comm));
 		w->comm = col_max(w->comm, cl);
+		w->cgroup = col_max(w->cgroup, strlen(rep_str(r, e->cgroup)));
+		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
 		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm))) + 8);
 		if (f->sym != NONE) {
 			w->sym = col_max(w->sym, strlen(r->strs[f->sym]) + 4);
@@ -107,6 +111,12 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 			case REPORT_SORT_CPU:
 				h = "CPU", wd = 3;
 				break;
+			case REPORT_SORT_CGROUP:
+				h = "Cgroup", wd = w->cgroup;
+				break;
+			case REPORT_SORT_UNIT:
+				h = "Unit", wd = w->unit;
+				break;
 			}
 			fputs("  ", fp);
 			if (line)
@@ -164,6 +174,12 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 			break;
 		case REPORT_SORT_CPU:
 			fprintf(fp, "%*.*d", 3, 3, e->cpu);
+			break;
+		case REPORT_SORT_CGROUP:
+			fprintf(fp, "%-*s", last ? 0 : (int)w->cgroup, rep_str(r, e->cgroup));
+			break;
+		case REPORT_SORT_UNIT:
+			fprintf(fp, "%-*s", last ? 0 : (int)w->unit, rep_str(r, e->unit));
 			break;
 		}
 	}

@@ -32,7 +32,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 	const struct report_opts *o = &r->opts;
 	struct ekey k;
 	memset(&k, 0, sizeof(k));
-	k.comm = k.dso = k.frame = NONE;
+	k.comm = k.dso = k.frame = k.cgroup = k.unit = NONE;
 	k.tid = k.cpu = -1;
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		switch (o->sort_keys[i]) {
@@ -59,6 +59,12 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		case REPORT_SORT_CPU:
 			k.cpu = cx->cpu;
 			break;
+		case REPORT_SORT_CGROUP:
+			k.cgroup = cx->cgroup;
+			break;
+		case REPORT_SORT_UNIT:
+			k.unit = cx->unit;
+			break;
 		}
 	}
 	uint32_t h = rep_hash_words((const uint32_t *)&k, sizeof(k) / 4);
@@ -76,6 +82,8 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		e->addr = self ? r->frames[f].map_ip : r->frames[f].ip;
 		e->kernel = kernel;
 		e->comm = cx->comm;
+		e->cgroup = cx->cgroup;
+		e->unit = cx->unit;
 		e->pid = cx->pid;
 		e->tid = cx->tid;
 		e->cpu = cx->cpu;
@@ -257,6 +265,12 @@ static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 		case REPORT_SORT_CPU:
 			d = (a->cpu > b->cpu) - (a->cpu < b->cpu);
 			break;
+		case REPORT_SORT_CGROUP:
+			d = strcmp(rep_str(r, a->cgroup), rep_str(r, b->cgroup));
+			break;
+		case REPORT_SORT_UNIT:
+			d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
+			break;
 		}
 		if (d)
 			return d;
@@ -308,6 +322,12 @@ static int entry_collapse_cmp(const void *pa, const void *pb, void *c)
 			break;
 		case REPORT_SORT_CPU:
 			d = (a->cpu > b->cpu) - (a->cpu < b->cpu);
+			break;
+		case REPORT_SORT_CGROUP:
+			d = strcmp(rep_str(r, a->cgroup), rep_str(r, b->cgroup));
+			break;
+		case REPORT_SORT_UNIT:
+			d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
 			break;
 		}
 	}
@@ -464,6 +484,8 @@ static void fill_entry(const struct view *v, const struct entry *e, struct repor
 	const struct report *r = v->r;
 	const struct frame *f = &r->frames[e->frame];
 	out->comm = rep_str(r, e->comm);
+	out->cgroup = rep_str(r, e->cgroup);
+	out->unit = rep_str(r, e->unit);
 	out->pid = e->pid;
 	out->tid = e->tid;
 	out->cpu = e->cpu;

@@ -43,4 +43,23 @@ done
 # the samples themselves: every sample of spin_threads is in one of the two cgroups
 other=$(awk -v a="/$old" -v b="/$new" '$3 == "spin_threads" && $2 != a && $2 != b { gsub("%", "", $1); s += $1 } END { print s + 0 }' by-cg.txt)
 awk -v p="$other" 'BEGIN { exit !(p < 1) }' || fail "spin_threads samples outside its cgroups: $other%"
+
+# preport: --sort cgroup,comm as perf (same rows, same percentages), --sort unit by service,
+# --cgroup keeps one service (by unit name or by path)
+rows preport -i cg.data --no-children --sort cgroup,comm -g none > pre-cg.txt
+grep '%' by-cg.txt | awk '{ print $1, $2, $3 }' | sort > a.txt
+awk '{ print $1, $2, $3 }' pre-cg.txt | sort > b.txt
+diff a.txt b.txt || fail "preport --sort cgroup,comm differs from perf report --sort cgroup,comm"
+rows preport -i cg.data --no-children --sort unit -g none > unit.txt
+cat unit.txt
+for u in "before-$$.service" "during-$$.service"; do
+	want=$(awk -v c="/$base/$u" '$2 == c { gsub("%", "", $1); s += $1 } END { printf "%.2f", s }' by-cg.txt)
+	got=$(awk -v u="$u" '$2 == u { gsub("%", "", $1); print $1 }' unit.txt)
+	echo "unit $u: $got% (perf's cgroup: $want%)"
+	close_to "${got:-0}" "$want" 0.02 || fail "preport --sort unit gives $u ${got:-0}%, perf's cgroup $want%"
+done
+for sel in "during-$$.service" "/$new"; do
+	rows preport -i cg.data --no-children --sort cgroup,comm -g none --cgroup "$sel" > sel.txt
+	[ "$(awk '{ print $2 }' sel.txt | sort -u)" = "/$new" ] || { cat sel.txt; fail "--cgroup $sel shows other cgroups"; }
+done
 echo ok
