@@ -1,6 +1,7 @@
 /* The compactor's thread takes paths from a small ring queue under one mutex and puts results
  * on another; the loop only ever takes results, so neither side waits on the other for long.
- * A copy is written as PATH.unwinding; retention removes such leftovers of a crash at start. */
+ * A copy is written as PATH.unwinding by a child process (crash isolation: the unwinder reads
+ * files the profiled programs control); retention removes leftovers of a crash at start. */
 #include "daemon/compact.h"
 
 #include <errno.h>
@@ -10,11 +11,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define QUEUE 16
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
 
 struct compactor {
 	pthread_t thread;
@@ -28,6 +39,45 @@ struct compactor {
 	unsigned int done_head, nr_done;
 	bool busy;
 };
+
+/* Longest a conversion may take, in CPU seconds: a file made to unwind forever is given up. */
+#define UNWIND_CPU_LIMIT 300
+
+/* inject__unwind in a child process: the files it reads belong to the profiled programs, which
+ * may truncate a mapped file (SIGBUS) or craft its ELF; whatever happens costs only this copy.
+ * Returns 0 or -errno (-ECHILD when the child died of a signal, *ret_why then says which). */
+static int unwind_isolated(struct compact_done *r, const struct inject_opts *io, const char **ret_why)
+{
+	static __thread char why[96];
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct rlimit cpu = { UNWIND_CPU_LIMIT, UNWIND_CPU_LIMIT };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setrlimit(RLIMIT_CPU, &cpu);
+		_exit(-inject__unwind(r->path, r->tmp, io, NULL, NULL) & 0xff);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFSIGNALED(st)) {
+		unlink(r->tmp);
+		snprintf(why, sizeof(why), "the unwinding process died of signal %d%s", WTERMSIG(st),
+			 WTERMSIG(st) == SIGBUS ? " (a mapped file shrank?)" :
+			 WTERMSIG(st) == SIGXCPU ? " (over its CPU time limit)" : "");
+		*ret_why = why;
+		return -ECHILD;
+	}
+	if (WEXITSTATUS(st))
+		return -WEXITSTATUS(st);
+	r->st.bytes_in = file_size(r->path);
+	r->st.bytes_out = file_size(r->tmp);
+	return 0;
+}
 
 static void *run(void *arg)
 {
@@ -53,7 +103,7 @@ static void *run(void *arg)
 
 		memcpy(r.tmp, r.path, strlen(r.path));           /* fits: checked by submit */
 		memcpy(r.tmp + strlen(r.path), ".unwinding", sizeof(".unwinding"));
-		r.err = inject__unwind(r.path, r.tmp, &io, &r.st, &why);
+		r.err = unwind_isolated(&r, &io, &why);
 		if (r.err)
 			snprintf(r.why, sizeof(r.why), "%s", why ? why : strerror(-r.err));
 

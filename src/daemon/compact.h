@@ -2,7 +2,8 @@
  * call-chain copy (report/inject: whole stacks at a fraction of the size, readable without the
  * programs' unwind tables) beside it, as NAME.unwinding, so the service loop never waits. The
  * loop takes finished copies and swaps each in if its file is still kept (retention may have
- * deleted it meanwhile). The thread unwinds on one CPU, at the lowest priority (nice 19). */
+ * deleted it meanwhile). Each copy is made by a child process on one CPU at the lowest priority
+ * (nice 19), so a file a profiled program truncates or crafts can only cost that copy. */
 #ifndef PRECORD_DAEMON_COMPACT_H
 #define PRECORD_DAEMON_COMPACT_H
 
