@@ -704,13 +704,18 @@ static int synth_emit(void *ctx, const void *buf, size_t len)
 	struct record *rec = ctx;
 	struct iovec iov = { (void *)buf, len };
 
-	/* The kernel's and the processes' maps are candidates for the BUILD_ID feature. */
+	/* The kernel's map and the vDSO are candidates for the BUILD_ID feature. Not the files
+	 * that the processes running before the recording mapped: perf record names only those
+	 * its samples hit, and perf report takes minutes over a file naming hundreds. */
 	for (size_t off = 0; off + sizeof(struct perf_event_header) <= len;) {
 		const struct perf_event_header *h = (const void *)((const char *)buf + off);
 
 		if (h->size < sizeof(*h) || off + h->size > len)
 			break;
-		perf_writer__note_mmap(rec->w, h);
+		if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+		    (h->type == PERF_RECORD_MMAP2 && h->size > 8 + 64 &&
+		     strncmp((const char *)h + 8 + 64, "[vdso]", 7) == 0))
+			perf_writer__note_mmap(rec->w, h);
 		off += h->size;
 	}
 	return perf_writer__append(rec->w, &iov, 1);
