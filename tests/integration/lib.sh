@@ -129,3 +129,29 @@ wait_samples() {
 		sleep 0.1
 	done
 }
+
+# Waiting for a condition, never for a time: the machine may be busy.
+# wait_until WHAT CMD...: runs CMD every 20 ms until it succeeds. The bound of a minute is only
+# there to end a test whose condition never comes (run.sh's limit would, later).
+wait_until() {
+	_what=$1
+	shift
+	_n=0
+	until "$@"; do
+		_n=$((_n + 1))
+		[ "$_n" -lt 3000 ] || fail "waited a minute for $_what"
+		sleep 0.02
+	done
+}
+# cpu_ms PID: CPU time (user + system, all threads) that PID has used, in ms.
+cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat"
+}
+_cpu_reached() { kill -0 "$1" 2> /dev/null || fail "pid $1 ended"; [ "$(cpu_ms "$1")" -ge "$2" ]; }
+# wait_cpu PID MS: until PID has used MS ms more of CPU time: as many samples of it, however
+# busy the machine is (cpu-clock counts its CPU time).
+wait_cpu() { wait_until "$2 ms of CPU time in pid $1" _cpu_reached "$1" $(( $(cpu_ms "$1") + $2 )); }
+# has_perf_events PID: PID holds perf event fds (a recorder has opened its events).
+has_perf_events() { ls -l "/proc/$1/fd" 2> /dev/null | grep -q 'perf_event'; }
+# has_line FILE: FILE holds a whole line (a workload printed its pid).
+has_line() { [ -n "$(sed -n 1p "$1" 2> /dev/null)" ]; }
