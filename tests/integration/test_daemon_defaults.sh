@@ -1,7 +1,9 @@
 # precordd with the shipped defaults (49 Hz, DWARF call graphs unwound at rotation, the cgroup
-# of every sample): a C++ program without frame pointers, run in a service cgroup of its own,
-# gets whole stacks down to main in the closed file, which holds call chains and no stack
-# copies once the daemon has unwound it, and perf report --sort cgroup names its service.
+# of every sample): a program without frame pointers whose chain crosses a shared library
+# (unw_chain: 1 s of its own CPU time, so ~49 samples however busy the machine is), run in a
+# service cgroup of its own, gets whole stacks down to main in the closed file, which holds call
+# chains and no stack copies once the daemon has unwound it, and perf report --sort cgroup
+# names its service.
 . "$(dirname "$0")/daemon_lib.sh"
 
 root=$(sed -n 's/^[^ ]* [^ ]* [^ ]* [^ ]* \([^ ]*\) .* - cgroup2 .*/\1/p' /proc/self/mountinfo | head -n 1)
@@ -15,7 +17,7 @@ conf d.conf socket_group=none
 start_listener
 start_daemon d.conf
 wait_ready
-sh -c "echo \$\$ > '$root/$svc/cgroup.procs' && exec '$W/mixed' 3" > /dev/null
+sh -c "echo \$\$ > '$root/$svc/cgroup.procs' && exec '$W/unw_chain' 1000" > /dev/null
 "$PRECORD" ctl -s "$T/ctl.sock" rotate > rot.out || { cat rot.out; fail "ctl rotate exit $?"; }
 closed="out/$(awk '$1 == "closed" { print $2 }' rot.out)"
 [ -f "$closed" ] || { cat rot.out; ls out; fail "no closed file $closed"; }
@@ -33,13 +35,14 @@ perf_stats_clean "$closed"
 perf evlist -v -i "$closed" 2>/dev/null > ev.txt
 ! grep -qE 'STACK_USER|REGS_USER' ev.txt || { cat ev.txt; fail "the unwound file still holds stack copies"; }
 grep -q 'CGROUP' ev.txt || { cat ev.txt; fail "the samples carry no cgroup"; }
-# whole stacks: most of mixed's samples reach main
-perf script -i "$closed" --comm mixed -F ip,sym 2>/dev/null > script.txt
+# whole stacks: the samples of unw_chain reach main, through the library
+perf script -i "$closed" --comm unw_chain -F ip,sym 2>/dev/null > script.txt
 n=$(awk 'NF == 0 { if (s) t++; if (s && m) k++; s = 0; m = 0; next } { s = 1 } $2 == "main" { m = 1 } END { print t + 0, k + 0 }' script.txt)
-echo "mixed's samples, and of them reaching main: $n"
+echo "unw_chain's samples, and of them reaching main: $n"
 set -- $n
-assert_ge "$1" 20 "samples of mixed"
-assert_ge "$(( $2 * 100 / $1 ))" 90 "percent of mixed's samples whose stack reaches main"
-perf report -i "$closed" --stdio --no-children --sort cgroup -g none --comm mixed -q 2>/dev/null > cg.txt
+assert_ge "$1" 20 "samples of unw_chain (1 s of CPU at 49 Hz)"
+assert_ge "$(( $2 * 100 / $1 ))" 90 "percent of unw_chain's samples whose stack reaches main"
+grep -q ' unw_b$' script.txt || fail "no frame in the shared library (unw_b)"
+perf report -i "$closed" --stdio --no-children --sort cgroup -g none --comm unw_chain -q 2>/dev/null > cg.txt
 grep -q "/$svc" cg.txt || { cat cg.txt; fail "perf report --sort cgroup does not name the service"; }
 echo ok
