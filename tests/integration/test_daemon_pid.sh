@@ -3,18 +3,21 @@
 # its own; when the process ends, the daemon finalizes the file and idles.
 . "$(dirname "$0")/daemon_lib.sh"
 
-"$W/spin_threads" 20 > pid.txt &
+# The process spins until killed; each file covers 0.5 s of its CPU time (about 250 samples of
+# each thread), however busy the machine is.
+"$W/spin_threads" 600 > pid.txt &
 spin=$!
 EXTRA_CLEANUP="kill $spin 2>/dev/null"
-sleep 0.2
+wait_until "spin_threads' pid" has_line pid.txt
 conf d.conf frequency=499 socket_group=none "target=pid:$spin" rotate_size=4M max_total_size=16M
 start_listener
 start_daemon d.conf
 wait_ready
-sleep 0.5
+wait_cpu "$spin" 500
 "$PRECORD" ctl -s "$T/ctl.sock" rotate > r1.out || fail "rotate exit $?"
-sleep 0.5
+wait_cpu "$spin" 500
 "$PRECORD" ctl -s "$T/ctl.sock" rotate > r2.out || fail "rotate exit $?"
+wait_cpu "$spin" 500
 kill "$spin"; wait "$spin" 2> /dev/null || true
 wait_for "$T/notify.out" "idle: the recorded processes ended" 8
 n=0
