@@ -310,6 +310,62 @@ START_TEST(test_sort_keys)
 }
 END_TEST
 
+static int print_row(const struct report_entry *e, void *ctx)
+{
+	char *buf = ctx;
+	size_t n = strlen(buf);
+	snprintf(buf + n, 1024 - n, "%s:%llu/%llu;", e->sym ? e->sym : "?",
+		 (unsigned long long)e->children, (unsigned long long)e->self);
+	return 0;
+}
+
+/* Inlined frames: the Self row stays the sampled symbol (report_sample.self), the inlined one
+ * gets Children, shown as "NAME (inlined)". */
+START_TEST(test_inlined_frames)
+{
+	struct report_opts o = { .graph = REPORT_GRAPH_NONE };
+	char buf[1024] = "";
+	struct report_frame in = F("w", "helper"), base = F("w", "work"), top = F("w", "main");
+	in.inlined = in.expanded = base.expanded = true;
+	struct report_frame chain[] = { in, base, top };
+	struct report_sample s = { .comm = "w", .pid = 1, .tid = 1, .period = 10, .nr_frames = 3,
+				   .frames = chain, .self = &base };
+	ck_assert_int_eq(report__parse_sort("sym", &o), 0);
+	struct report *r = report__new(&o);
+	ck_assert_int_eq(report__add_sample(r, &s), 0);
+	ck_assert_int_eq(report__foreach_entry(r, print_row, buf), 0);
+	ck_assert_str_eq(buf, "work:10/10;helper (inlined):10/0;main:10/0;");
+	report__free(r);
+}
+END_TEST
+
+/* --sort srcline: one row per line of the sampled address. */
+START_TEST(test_sort_srcline)
+{
+	struct report_opts o = { .no_children = true, .graph = REPORT_GRAPH_NONE };
+	struct report_frame a = F("w", "work"), b = F("w", "work"), c = F("w", "main");
+	a.srcline = "work.c:10";
+	b.srcline = "work.c:12";
+	c.srcline = "work.c:10";
+	ck_assert_int_eq(report__parse_sort("srcline", &o), 0);
+	ck_assert_int_eq(o.sort_keys[0], REPORT_SORT_SRCLINE);
+	struct report *r = report__new(&o);
+	add(r, "w", 1, 1, 0, 10, &a, 1);
+	add(r, "w", 1, 1, 0, 30, &b, 1);
+	add(r, "w", 1, 1, 0, 10, &c, 1);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+	ck_assert_int_eq(report__fprintf(r, fp, "cpu-clock"), 0);
+	fclose(fp);
+	ck_assert_ptr_nonnull(strstr(out, "Source:Line"));
+	const char *x = strstr(out, "60.00%  work.c:12"), *y = strstr(out, "40.00%  work.c:10");
+	ck_assert_msg(x && y && x < y, "%s", out);
+	free(out);
+	report__free(r);
+}
+END_TEST
+
 START_TEST(test_parse_options)
 {
 	struct report_opts o = { 0 };
@@ -719,6 +775,8 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_percent_and_header);
 	tcase_add_test(tc, test_unresolved_addresses);
 	tcase_add_test(tc, test_memory_stays_small);
+	tcase_add_test(tc, test_inlined_frames);
+	tcase_add_test(tc, test_sort_srcline);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("graph");

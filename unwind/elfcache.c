@@ -597,6 +597,21 @@ int elf_file__inlines(struct elf_file *f, uint64_t vaddr, const struct symbol *s
 	return n;
 }
 
+bool elf_file__has_dwarf(struct elf_file *f)
+{
+	bool has;
+
+	elf_file__symtab(f);
+	pthread_mutex_lock(&f->dwarf_lock);
+	if (!f->dwarf_tried) {
+		f->dwarf = open_dwarf(f);
+		f->dwarf_tried = true;
+	}
+	has = f->dwarf != NULL;
+	pthread_mutex_unlock(&f->dwarf_lock);
+	return has;
+}
+
 const char *elf_file__symtab_path(struct elf_file *f)
 {
 	if (!atomic_load_explicit(&f->sym_loaded, memory_order_acquire))

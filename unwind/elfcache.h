@@ -91,6 +91,9 @@ const struct symtab *elf_file__symtab(struct elf_file *f);
 int elf_file__inlines(struct elf_file *f, uint64_t vaddr, const struct symbol *sym,
 		      const struct inline_frame **ret);
 
+/* Whether f has DWARF (of its own or in its debug file) that elf_file__inlines reads. */
+bool elf_file__has_dwarf(struct elf_file *f);
+
 /* Path of the file the symbols came from (f's own path or the debug file's); NULL before
  * elf_file__symtab() or when there are none. */
 const char *elf_file__symtab_path(struct elf_file *f);

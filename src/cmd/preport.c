@@ -96,7 +96,7 @@ static void usage(FILE *f)
 "      --no-children      Self only\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
-"  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit\n"
+"  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
 "  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
 "                         e.g. -g caller,1 (default graph,0.5)\n"
@@ -238,7 +238,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_NO_INLINE: c->ro.no_inline = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
-			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit", optarg);
+			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline", optarg);
 			return EXIT_USAGE;
 		}
 		break;

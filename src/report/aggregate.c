@@ -2,6 +2,8 @@
  * names: the short dso name, callers at return address - 1) and adds it to its event's report.
  * Runs on the session's thread, so the reports need no locking. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,12 +15,70 @@
 
 #define MAX_FRAMES 1024
 
+/* Room for the srclines of one sample's frames. */
+struct srcbuf {
+	char text[MAX_FRAMES * 48];
+	size_t used;
+};
+
 struct report_set {
 	struct report **reports;
 	size_t nr;
 	enum report_inline inlines;
+	bool srclines;          /* a report sorts by srcline */
 	struct report_frame frames[MAX_FRAMES];
+	struct srcbuf sb;
 };
+
+static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *at = b->text + b->used;
+	size_t room = sizeof(b->text) - b->used;
+	int n;
+
+	if (room < 2)
+		return "??:0";
+	va_start(ap, fmt);
+	n = vsnprintf(at, room, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= room)
+		return "??:0";
+	b->used += (size_t)n + 1;
+	return at;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* perf's srcline of a frame perf did not expand: "??:0" in a file with DWARF that does not
+ * cover it but whose symbol table does (addr2line names the symbol, without a line), else
+ * "sym+offset" (decimal; PLT entries, which addr2line does not know), else "dso[address]". */
+static const char *plain_srcline(struct srcbuf *b, const struct unwind_frame *f,
+				 const struct report_frame *rf)
+{
+	size_t len = rf->sym ? strlen(rf->sym) : 0;
+	struct elf_file *ef;
+
+	if (f->dso && !f->kernel && dso__kind(f->dso) == DSO_FILE && (ef = dso__elf(f->dso)) &&
+	    elf_file__has_dwarf(ef) && rf->sym && !(len > 4 && !strcmp(rf->sym + len - 4, "@plt")))
+		return "??:0";
+	if (rf->sym)
+		return srcbuf_add(b, "%s+%llu", rf->sym, (unsigned long long)(rf->map_ip - rf->sym_start));
+	return srcbuf_add(b, "%s[%llx]", rf->dso ? rf->dso : "[unknown]",
+			  (unsigned long long)rf->map_ip);
+}
+
+static const char *record_srcline(struct srcbuf *b, const struct inline_frame *in)
+{
+	return in->file ? srcbuf_add(b, "%s:%u", base_name(in->file), in->line) : "??:0";
+}
 
 static const char *short_dso(const struct unwind_frame *f)
 {
@@ -64,22 +124,31 @@ static int frame_inlines(const struct unwind_frame *f, uint64_t addr,
 	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
 }
 
+static size_t frames_of(const struct report_session_sample *s, enum report_inline order,
+			bool expand, struct srcbuf *sb, struct report_frame *out, size_t max,
+			struct report_frame *ret_self);
+
 size_t report_frames__from_unwind(const struct report_session_sample *s, struct report_frame *out,
 				  size_t max)
 {
-	return report_frames__from_unwind_inline(s, REPORT_INLINE_NONE, out, max, NULL);
+	return frames_of(s, REPORT_INLINE_NONE, false, NULL, out, max, NULL);
 }
 
 /* Appends frame f's report frames (its inline records, or itself) to out[*n..max). */
+/* Appends frame f's report frames to out[*n..max): its inline records when expand (and
+ * there are some), else itself; with srclines from the records (or perf's fallbacks) into sb
+ * when sb is given. */
 static void emit(const struct unwind_frame *f, const struct inline_frame *in, int nr,
-		 struct report_frame *out, size_t *n, size_t max)
+		 bool expand, struct srcbuf *sb, struct report_frame *out, size_t *n, size_t max)
 {
 	struct report_frame base;
 
 	if (*n >= max)
 		return;
 	convert(f, &base);
-	if (nr <= 0) {	/* no DWARF there (or no memory for it): the frame as it is */
+	if (nr <= 0 || !expand) {	/* no DWARF there, or --no-inline: the frame as it is */
+		if (sb)
+			base.srcline = nr > 0 ? record_srcline(sb, &in[0]) : plain_srcline(sb, f, &base);
 		out[(*n)++] = base;
 		return;
 	}
@@ -94,59 +163,66 @@ static void emit(const struct unwind_frame *f, const struct inline_frame *in, in
 			o->sym = in[i].name;
 		o->inlined = in[i].inlined;
 		o->expanded = true;
+		if (sb)
+			o->srcline = record_srcline(sb, &in[i]);
 	}
+}
+
+/* See report_frames__from_unwind_inline; expand false keeps frames as they are (asking only
+ * for srclines); sb (may be NULL) receives the srclines. */
+static size_t frames_of(const struct report_session_sample *s, enum report_inline order,
+			bool expand, struct srcbuf *sb, struct report_frame *out, size_t max,
+			struct report_frame *ret_self)
+{
+	size_t n = 0;
+	struct inline_frame copy[MAX_FRAMES];
+	int nrs[MAX_FRAMES];
+	size_t used = 0, nf = s->nr_frames < MAX_FRAMES ? s->nr_frames : MAX_FRAMES;
+	size_t first[MAX_FRAMES];
+
+	if (sb)
+		sb->used = 0;
+	if (order == REPORT_INLINE_NONE || s->filtered) {
+		for (size_t k = 0; k < nf; k++)
+			emit(&s->frames[k], NULL, 0, false, NULL, out, &n, max);
+		if (ret_self && nf)
+			convert(&s->frames[0], ret_self);
+		return n;
+	}
+	/* perf resolves a caller-ordered chain from the root, and addr2line's answers depend
+	 * on the order it is asked in: ask in perf's order, keep copies (an answer is valid
+	 * only until the next question), then lay the frames out leaf first. */
+	for (size_t j = 0; j < nf; j++) {
+		size_t k = order == REPORT_INLINE_ROOT_FIRST ? nf - 1 - j : j;
+		const struct unwind_frame *f = &s->frames[k];
+		const struct inline_frame *in = NULL;
+		int nr = frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
+
+		if (nr > 0 && used + (size_t)nr > MAX_FRAMES)
+			nr = 0;
+		nrs[k] = nr;
+		first[k] = used;
+		if (nr > 0) {
+			memcpy(copy + used, in, (size_t)nr * sizeof(*in));
+			used += (size_t)nr;
+		}
+	}
+	for (size_t k = 0; k < nf; k++)
+		emit(&s->frames[k], copy + first[k], nrs[k], expand, sb, out, &n, max);
+	if (ret_self && nf) {
+		convert(&s->frames[0], ret_self);
+		if (sb)
+			ret_self->srcline = nrs[0] > 0 ? record_srcline(sb, &copy[first[0]]) :
+							 plain_srcline(sb, &s->frames[0], ret_self);
+	}
+	return n;
 }
 
 size_t report_frames__from_unwind_inline(const struct report_session_sample *s,
 					 enum report_inline inlines, struct report_frame *out,
 					 size_t max, struct report_frame *ret_self)
 {
-	size_t n = 0;
-
-	if (ret_self && s->nr_frames)
-		convert(&s->frames[0], ret_self);
-	if (inlines == REPORT_INLINE_NONE || s->filtered) {
-		for (size_t k = 0; k < s->nr_frames; k++)
-			emit(&s->frames[k], NULL, 0, out, &n, max);
-		return n;
-	}
-	if (inlines == REPORT_INLINE_LEAF_FIRST) {
-		for (size_t k = 0; k < s->nr_frames; k++) {
-			const struct unwind_frame *f = &s->frames[k];
-			const struct inline_frame *in = NULL;
-			int nr = frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
-
-			emit(f, in, nr, out, &n, max);
-		}
-		return n;
-	}
-	/* perf resolves a caller-ordered chain from the root, and addr2line's answers depend
-	 * on the order it is asked in: ask root first, keep copies (an answer is valid only
-	 * until the next question), then lay the frames out leaf first. */
-	{
-		struct inline_frame copy[MAX_FRAMES];
-		int nrs[MAX_FRAMES];
-		size_t used = 0, nf = s->nr_frames < MAX_FRAMES ? s->nr_frames : MAX_FRAMES;
-		size_t first[MAX_FRAMES];
-
-		for (size_t k = nf; k-- > 0;) {
-			const struct unwind_frame *f = &s->frames[k];
-			const struct inline_frame *in = NULL;
-			int nr = frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
-
-			if (nr > 0 && used + (size_t)nr > MAX_FRAMES)
-				nr = 0;
-			nrs[k] = nr;
-			first[k] = used;
-			if (nr > 0) {
-				memcpy(copy + used, in, (size_t)nr * sizeof(*in));
-				used += (size_t)nr;
-			}
-		}
-		for (size_t k = 0; k < nf; k++)
-			emit(&s->frames[k], copy + first[k], nrs[k], out, &n, max);
-	}
-	return n;
+	return frames_of(s, inlines, true, NULL, out, max, ret_self);
 }
 
 static int add_sample(void *ctx, const struct report_session_sample *s)
@@ -167,9 +243,12 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 
 	if (s->attr >= rs->nr)
 		return 0;
-	sample.nr_frames = report_frames__from_unwind_inline(s, rs->inlines, rs->frames, MAX_FRAMES,
-							     &self);
-	if (rs->inlines != REPORT_INLINE_NONE)
+	/* With srclines, --no-inline still asks the DWARF (for lines, expanding nothing). */
+	sample.nr_frames = frames_of(s, rs->inlines != REPORT_INLINE_NONE ? rs->inlines :
+					rs->srclines ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
+				     rs->inlines != REPORT_INLINE_NONE, rs->srclines ? &rs->sb : NULL,
+				     rs->frames, MAX_FRAMES, &self);
+	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines)
 		sample.self = &self;
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 }
@@ -192,6 +271,8 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 
 		rs->inlines = o->no_inline ? REPORT_INLINE_NONE :
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
+		for (size_t i = 0; i < o->nr_sort_keys; i++)
+			rs->srclines |= o->sort_keys[i] == REPORT_SORT_SRCLINE;
 	}
 	rs->reports = calloc(rs->nr, sizeof(*rs->reports));
 	if (!rs->reports)

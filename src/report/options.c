@@ -35,6 +35,8 @@ int report__parse_sort(const char *list, struct report_opts *opts)
 			k = REPORT_SORT_CGROUP;
 		else if (!strcmp(t, "unit"))
 			k = REPORT_SORT_UNIT;
+		else if (!strcmp(t, "srcline"))
+			k = REPORT_SORT_SRCLINE;
 		else
 			return -EINVAL;
 		for (size_t i = 0; i < n; i++)

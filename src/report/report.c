@@ -74,7 +74,7 @@ static bool frame_eq(const void *c, uint32_t id, const void *key)
 	const struct report *r = c;
 	const struct frame *a = &r->frames[id], *b = key;
 	return a->dso == b->dso && a->sym == b->sym && a->kernel == b->kernel &&
-	       a->sym_start == b->sym_start &&
+	       a->sym_start == b->sym_start && a->srcline == b->srcline &&
 	       (a->sym != NONE || (a->ip == b->ip && a->map_ip == b->map_ip));
 }
 
@@ -100,6 +100,8 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 	} else if (!err) {
 		err = intern(r, f->sym, &k.sym);
 	}
+	if (!err)
+		err = intern(r, f->srcline, &k.srcline);
 	if (err)
 		return err;
 	/* Resolved frames are one function whatever the ip (perf's sort_key=function); the
@@ -111,8 +113,8 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 		k.sym_start = f->sym_start;
 	}
 	uint64_t a = k.ip ^ rep_mix64(k.map_ip) ^ rep_mix64(k.sym_start + 1);
-	uint32_t w[5] = { k.dso, k.sym, (uint32_t)a, (uint32_t)(a >> 32), k.kernel };
-	uint32_t h = rep_hash_words(w, 5);
+	uint32_t w[6] = { k.dso, k.sym, (uint32_t)a, (uint32_t)(a >> 32), k.kernel, k.srcline };
+	uint32_t h = rep_hash_words(w, 6);
 	if (rep_htab_reserve(&r->frame_ht) < 0)
 		return -ENOMEM;
 	struct slot *sl = rep_htab_probe(&r->frame_ht, h, frame_eq, r, &k);
@@ -293,7 +295,7 @@ struct report *report__new(const struct report_opts *opts)
 	if (o->nr_sort_keys > REPORT_MAX_SORT_KEYS)
 		goto einval;
 	for (size_t i = 0; i < o->nr_sort_keys; i++)
-		if (o->sort_keys[i] > REPORT_SORT_UNIT)
+		if (o->sort_keys[i] > REPORT_SORT_SRCLINE)
 			goto einval;
 	if (o->nr_sort_keys == 0) {
 		o->sort_keys[0] = REPORT_SORT_COMM;

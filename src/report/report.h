@@ -58,6 +58,8 @@ enum report_sort_key {
 	REPORT_SORT_CPU,
 	REPORT_SORT_CGROUP, /* perf's "cgroup": the cgroup path */
 	REPORT_SORT_UNIT,   /* the systemd unit of the cgroup (service, scope or slice) */
+	REPORT_SORT_SRCLINE, /* perf's srcline: "file.c:12" of the row's address (report_frame's
+			      * srcline; rows of one function split by line) */
 };
 #define REPORT_MAX_SORT_KEYS 8
 

@@ -38,6 +38,7 @@ struct frame {
 	uint64_t ip, map_ip, sym_start;
 	bool kernel;
 	bool inlined;   /* sym is "NAME (inlined)" */
+	uint32_t srcline; /* string id or NONE: set only when sorting by srcline */
 	uint32_t dso_seq; /* report_frame.dso_seq of the first sight */
 };
 
@@ -132,6 +133,7 @@ struct ekey {
 	int32_t tid, cpu;
 	uint32_t addr_lo, addr_hi; /* unresolved symbol: the address (frame is then NONE) */
 	uint32_t unresolved;
+	uint32_t srcline;       /* string id, NONE: not a key */
 };
 
 struct entry {

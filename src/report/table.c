@@ -27,7 +27,7 @@ static void sym_cell(const struct report *r, const struct entry *e, char *buf, s
 }
 
 struct widths {
-	size_t comm, dso, sym, pid, cgroup, unit;
+	size_t comm, dso, sym, pid, cgroup, unit, srcline;
 };
 
 static void compute_widths(const struct view *v, struct widths *w)
@@ -41,6 +41,7 @@ static void compute_widths(const struct view *v, struct widths *w)
 	w->pid = strlen("    Pid:Command");
 	w->cgroup = strlen("Cgroup");
 	w->unit = strlen("Unit");
+	w->srcline = strlen("Source:Line");
 	for (size_t i = 0; i < v->nr_entries; i++) {
 		const struct entry *e = &v->entries[i];
 		const struct frame *f = &r->frames[e->frame];
@@ -58,6 +59,8 @@ static void compute_widths(const struct view *v, struct widths *w)
 			w->dso = col_max(w->dso, 16);
 		}
 		w->dso = col_max(w->dso, f->dso != NONE ? strlen(r->strs[f->dso]) : strlen("[unknown]"));
+		if (e->key.srcline != NONE)
+			w->srcline = col_max(w->srcline, strlen(r->strs[e->key.srcline]));
 	}
 }
 
@@ -116,6 +119,9 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 				break;
 			case REPORT_SORT_UNIT:
 				h = "Unit", wd = w->unit;
+				break;
+			case REPORT_SORT_SRCLINE:
+				h = "Source:Line", wd = w->srcline;
 				break;
 			}
 			fputs("  ", fp);
@@ -180,6 +186,10 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 			break;
 		case REPORT_SORT_UNIT:
 			fprintf(fp, "%-*s", last ? 0 : (int)w->unit, rep_str(r, e->unit));
+			break;
+		case REPORT_SORT_SRCLINE:
+			fprintf(fp, "%-*s", last ? 0 : (int)w->srcline,
+				e->key.srcline != NONE ? r->strs[e->key.srcline] : "??:0");
 			break;
 		}
 	}

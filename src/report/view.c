@@ -32,7 +32,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 	const struct report_opts *o = &r->opts;
 	struct ekey k;
 	memset(&k, 0, sizeof(k));
-	k.comm = k.dso = k.frame = k.cgroup = k.unit = NONE;
+	k.comm = k.dso = k.frame = k.cgroup = k.unit = k.srcline = NONE;
 	k.tid = k.cpu = -1;
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		switch (o->sort_keys[i]) {
@@ -64,6 +64,9 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 			break;
 		case REPORT_SORT_UNIT:
 			k.unit = cx->unit;
+			break;
+		case REPORT_SORT_SRCLINE:
+			k.srcline = r->frames[f].srcline;
 			break;
 		}
 	}
@@ -271,6 +274,9 @@ static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 		case REPORT_SORT_UNIT:
 			d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
 			break;
+		case REPORT_SORT_SRCLINE:
+			d = cmp_str_null_last(rep_str(r, a->key.srcline), rep_str(r, b->key.srcline));
+			break;
 		}
 		if (d)
 			return d;
@@ -328,6 +334,9 @@ static int entry_collapse_cmp(const void *pa, const void *pb, void *c)
 			break;
 		case REPORT_SORT_UNIT:
 			d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
+			break;
+		case REPORT_SORT_SRCLINE:
+			d = cmp_str_null_last(rep_str(r, a->key.srcline), rep_str(r, b->key.srcline));
 			break;
 		}
 	}

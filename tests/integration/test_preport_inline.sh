@@ -68,6 +68,12 @@ VIEWS="--children -g none --sort sym" compare_reports "inlines" i.data --no-inli
 # Children of an inlined function: what perf would show without its duplicate rows
 row=$(preport -i i.data --children -g none --sort sym | grep -F '__libc_start_main_impl (inlined)' | awk '{ print $1 + 0 }')
 close_to "${row:-0}" 99 2 || fail "__libc_start_main_impl (inlined) has ${row:-no}% children, expected nearly all samples"
+# --sort srcline: perf's file:line rows (the Self view; perf's Children srclines of
+# --no-inline chains are not file:line)
+VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline
+VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline --no-inline
+preport -i i.data --no-children -g none --sort srcline | grep -qE '^ +[0-9.]+% +inlines\.cc:[0-9]+' ||
+	fail "--sort srcline shows no inlines.cc line"
 # PLT entries are named NAME@plt, as perf names them, when a sample falls in one
 if perf report -i i.data --stdio --no-children --sort sym -g none 2> /dev/null | grep -qF 'cos@plt'; then
 	preport -i i.data --no-children --sort sym -g none | grep -qF 'cos@plt' || fail "no cos@plt row"
