@@ -1,7 +1,7 @@
 #!/bin/sh
 # make bench: precord against perf record, side by side in one run, printed as ratios.
 # Sizes can be reduced for a quick look: STORM_COUNT=200000 PIPE_LOOPS=20000 RECORD_REPS=1 sh bench/run.sh
-# Sections: BENCH="record synth lossless offcpu report daemon" (default: all but daemon).
+# Sections: BENCH="record synth lossless offcpu report daemon_cost daemon" (default: all but daemon).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
@@ -12,7 +12,7 @@ PIPE_LOOPS=${PIPE_LOOPS:-100000}
 RECORD_REPS=${RECORD_REPS:-3}
 NCPU=$(nproc)
 THREADS=$((2 * NCPU))
-BENCH=${BENCH:-record synth lossless offcpu report}
+BENCH=${BENCH:-record synth lossless offcpu report daemon_cost}
 D=$(mktemp -d /tmp/precord-bench.XXXXXX)
 trap 'rm -rf "$D"' EXIT INT TERM
 
@@ -70,7 +70,7 @@ case " $BENCH " in *" synth "*)
 	echo
 ;; esac
 
-for extra in bench/lossless.sh bench/offcpu.sh bench/report.sh bench/daemon.sh; do
+for extra in bench/lossless.sh bench/offcpu.sh bench/report.sh bench/daemon_cost.sh bench/daemon.sh; do
 	name=$(basename "$extra" .sh)
 	case " $BENCH " in *" $name "*) [ -f "$extra" ] && . "./$extra" ;; esac
 done
