@@ -61,7 +61,7 @@ perf_ok() {
 		perf $cmd -i "$1" > /dev/null 2> perr.txt || { cat perr.txt >&2; fail "$2: perf $cmd exit $?"; }
 		# perf's warnings that are no error: lost events, and no kernel map (the repair
 		# dropped a damaged one)
-		if grep -vE '^$|^Warning:$|^Processed [0-9]+ (events|samples) and lost [0-9.]+%? ?(chunks)?!?$|^Check IO/CPU overload!$|^Kernel address maps \(/proc/\{kallsyms,modules\}\) were restricted\.$|^Check /proc/sys/kernel/kptr_restrict before running .perf record.\.$|^As no suitable kallsyms nor vmlinux was found, kernel samples$|^can.t be resolved\.$|^Samples in kernel modules can.t be resolved as well\.$' perr.txt > bad.txt; then
+		if grep -vE '^$|^Warning:$|^Processed [0-9]+ (events|samples) and lost [0-9.]+%? ?(chunks)?!?$|^Check IO/CPU overload!$|^Kernel address maps \(/proc/\{kallsyms,modules\}\) were restricted\.$|^Check /proc/sys/kernel/kptr_restrict before running .perf record.\.$|^As no suitable kallsyms nor vmlinux was found, kernel samples$|^can.t be resolved\.$|^Samples in kernel modules can.t be resolved as well\.$|^If some relocation was applied \(e\.g\. kexec\) symbols may be misresolved\.$' perr.txt > bad.txt; then
 			cat perr.txt >&2
 			fail "$2: perf $cmd wrote to stderr"
 		fi
