@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_stableOutBuffer */
 #include <zstd.h>
 
 #include "lib/cleanup.h"
@@ -40,10 +39,6 @@
 #define BLOCK_CAP ((size_t)2 << 20)
 /* A new block is started when less than this is left: a record is at most 64 KiB. */
 #define BLOCK_MIN_ROOM ((size_t)65536)
-/* Largest COMPRESSED mmap_len for which zstd decodes straight into the blocks (its stable output
- * mode: a block then holds a whole frame, which is at most one mmap flush); beyond it, or when
- * the file gives none, zstd decodes into its window and copies out. */
-#define DIRECT_MAX ((size_t)32 << 20)
 /* Free blocks kept for reuse (fresh memory costs a page fault per page). */
 #define BLOCK_CACHE 8
 
@@ -94,8 +89,6 @@ struct perf_reader {
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
 	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
-	size_t block_cap;       /* BLOCK_CAP, or more to hold a whole frame (direct decoding) */
-	size_t frame_max;       /* 0: zstd's own window; else the largest frame, decoded directly */
 	size_t nr_free_blocks;
 	size_t nr_live_blocks;  /* blocks handed out and not yet back */
 
@@ -900,8 +893,6 @@ struct walk {
 	struct perf_reader_stats *stats;
 	struct perf_reader_ref *blk; /* decompressed bytes not yet delivered: data[head, len) */
 	size_t head, len;
-	size_t frame_at;    /* direct decoding: where the current frame's output starts in blk */
-	bool in_frame;      /* zstd is inside a frame (its output buffer must not move) */
 	ZSTD_DStream *ds;
 	/* ordered mode: a min-heap on (time, seq) */
 	struct qent *heap;
@@ -922,7 +913,7 @@ static struct perf_reader_ref *block_new(struct perf_reader *r)
 
 	if (r->nr_free_blocks)
 		b = r->free_blocks[--r->nr_free_blocks];
-	else if (!(b = malloc(sizeof(*b) + r->block_cap)))
+	else if (!(b = malloc(sizeof(*b) + BLOCK_CAP)))
 		return NULL;
 	b->r = r;
 	b->refs = 1;
@@ -1035,15 +1026,11 @@ static int drain_pending(struct walk *w, uint64_t off)
  * the partial record at the end of the old one carried over. */
 static int block_room(struct walk *w)
 {
-	struct perf_reader *r = w->r;
-	size_t need = r->frame_max ? r->frame_max : BLOCK_MIN_ROOM;
 	struct perf_reader_ref *b;
 
-	if (w->in_frame && r->frame_max)
-		return 0; /* direct decoding: the frame's buffer stays where it is */
-	if (w->blk && r->block_cap - w->len >= need)
+	if (w->blk && BLOCK_CAP - w->len >= BLOCK_MIN_ROOM)
 		return 0;
-	b = block_new(r);
+	b = block_new(w->r);
 	if (!b)
 		return -ENOMEM;
 	if (w->blk) {
@@ -1056,58 +1043,33 @@ static int block_room(struct walk *w)
 	return 0;
 }
 
-/* One stream for the whole walk, as perf: fresh at its start. When COMPRESSED records are whole
- * frames (precord ends a frame in every record; perf's single stream never ends its frame) of at
- * most mmap_len bytes, zstd writes straight into the blocks (ZSTD_d_stableOutBuffer); then a
- * frame's output buffer must stay the same from its first byte to its end, so a frame starts in
- * a block with room for the largest one. payload is the first COMPRESSED record's. */
-static int stream_start(struct walk *w, const uint8_t *payload, size_t n)
-{
-	struct perf_reader *r = w->r;
-	size_t mlen = r->info.comp_mmap_len;
-	bool whole = ZSTD_findFrameCompressedSize(payload, n) == n;
-
-	if (!r->ds)
-		r->ds = ZSTD_createDStream();
-	if (!r->ds)
-		return -ENOMEM;
-	ZSTD_DCtx_reset(r->ds, ZSTD_reset_session_only);
-	r->frame_max = whole && mlen && mlen <= DIRECT_MAX &&
-		       !ZSTD_isError(ZSTD_DCtx_setParameter(r->ds, ZSTD_d_stableOutBuffer, 1)) ?
-			       mlen : 0;
-	if (!r->frame_max)
-		ZSTD_DCtx_setParameter(r->ds, ZSTD_d_stableOutBuffer, 0);
-	if (r->block_cap != BLOCK_CAP + r->frame_max) {
-		/* cached blocks have the old size */
-		while (r->nr_free_blocks)
-			free(r->free_blocks[--r->nr_free_blocks]);
-		r->block_cap = BLOCK_CAP + r->frame_max;
-	}
-	w->ds = r->ds;
-	return 0;
-}
-
 static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t off)
 {
 	ZSTD_inBuffer in = { payload, n, 0 };
 	bool full;
 
-	if (!w->ds && stream_start(w, payload, n) < 0)
-		return fail(w, -ENOMEM);
+	if (!w->ds) {
+		struct perf_reader *r = w->r;
+
+		if (!r->ds)
+			r->ds = ZSTD_createDStream();
+		if (!r->ds)
+			return fail(w, -ENOMEM);
+		/* One stream for the whole walk, as perf: fresh at its start. */
+		ZSTD_DCtx_reset(r->ds, ZSTD_reset_session_only);
+		w->ds = r->ds;
+	}
 	do {
 		ZSTD_outBuffer out;
-		size_t ret, base;
+		size_t ret;
 
 		/* A frame that ends is followed by a new one in the same stream: zstd starts it
 		 * on its own. */
 		if (block_room(w) < 0)
 			return fail(w, -ENOMEM);
-		if (!w->in_frame)
-			w->frame_at = w->len;
-		base = w->r->frame_max ? w->frame_at : w->len;
-		out.dst = w->blk->data + base;
-		out.size = w->r->block_cap - base;
-		out.pos = w->len - base;
+		out.dst = w->blk->data + w->len;
+		out.size = BLOCK_CAP - w->len;
+		out.pos = 0;
 		ret = ZSTD_decompressStream(w->ds, &out, &in);
 		if (ZSTD_isError(ret)) {
 			snprintf(w->r->reason_buf, sizeof(w->r->reason_buf), "zstd: %s",
@@ -1115,12 +1077,11 @@ static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t
 			data_damage(w->r, off, w->r->reason_buf);
 			return STOP;
 		}
+		w->len += out.pos;
 		full = out.pos == out.size;
-		w->len = base + out.pos;
-		w->in_frame = ret != 0;
 		if (drain_pending(w, off))
 			return STOP;
-	} while (in.pos < in.size || (full && w->in_frame));
+	} while (in.pos < in.size || full);
 	return 0;
 }
 
