@@ -19,6 +19,8 @@
 #include "perf/abi.h"
 #include "perf/reader.h"
 #include "perf/sample.h"
+#include "perf/compress.h"
+#include "perf/writer.h"
 
 static char dir[64];
 
@@ -628,6 +630,76 @@ static struct comp_pos find_compressed(const struct blob *b)
 	}
 	return c;
 }
+
+/* precord's compressed files: a reader's first frames may be small and whole in one COMPRESSED
+ * record, later ones long (up to 8 MiB of input, streamed) and cut into many records, each of
+ * which decompresses to at most mmap_len. A reader that sized its output by mmap_len per frame
+ * called such a file damaged ("Destination buffer is too small"). Every sample must come out. */
+static size_t put_samples(uint8_t *buf, size_t n, uint64_t *t)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct { struct perf_event_header h; uint64_t ip; uint32_t pid, tid; uint64_t time; } s = {
+			{ PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 32 }, 0x400000 + (*t % 4096) * 16,
+			42, 42 + (uint32_t)(*t % 3), *t };
+		(*t)++;
+		memcpy(buf + 32 * i, &s, 32);
+	}
+	return 32 * n;
+}
+
+START_TEST(test_long_frame_after_whole_one)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
+				     .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+	uint64_t id = 1, t = 1000, nsamples = 0;
+	struct perf_writer_event ev = { "cpu-clock", &a, &id, 1 };
+	struct perf_writer_opts wo = { .events = &ev, .nr_events = 1, .comp_level = 1,
+				       .comp_mmap_len = COMPRESS_MAX_DECOMPRESSED };
+	char path[] = "/tmp/check_perf_reader_frames.XXXXXX";
+	int fd = mkstemp(path);
+	struct compress *z = compress__new(1);
+	uint8_t *buf = malloc(1 << 20);
+	struct perf_writer *w;
+	struct perf_reader *r;
+	const void *out;
+	ssize_t n;
+	struct recs got;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_ptr_nonnull(z);
+	w = perf_writer__open(path, &wo);
+	ck_assert_ptr_nonnull(w);
+	/* a small frame, whole in one record */
+	n = compress__compress(z, buf, put_samples(buf, 100, &t), &out);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ (void *)out, (size_t)n }, 1), 0);
+	nsamples += 100;
+	/* then a long one: 6 MiB of records streamed into one frame */
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(compress__feed(z, buf, put_samples(buf, 32768, &t)), 0);
+		nsamples += 32768;
+	}
+	n = compress__finish(z, &out);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ (void *)out, (size_t)n }, 1), 0);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+
+	r = perf_reader__open(path, NULL);
+	ck_assert_ptr_nonnull(r);
+	got = read_all(r, false);
+	ck_assert_msg(!perf_reader__damage(r), "damaged at %llu: %s",
+		      (unsigned long long)perf_reader__damage(r)->offset, perf_reader__damage(r)->reason);
+	ck_assert_uint_eq(got.n, nsamples); /* every record is a sample */
+	free(got.v);
+	perf_reader__close(r);
+	compress__free(z);
+	free(buf);
+	unlink(path);
+}
+END_TEST
 
 START_TEST(test_bad_zstd)
 {
@@ -1431,6 +1503,7 @@ Suite *perf_reader_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_perf_plain);
 	tcase_add_test(tc, test_perf_compressed);
+	tcase_add_test(tc, test_long_frame_after_whole_one);
 	tcase_add_test(tc, test_perf_dwarf);
 	tcase_add_test(tc, test_perf_dwarf_stacks);
 	tcase_add_test(tc, test_perf_system_wide);
