@@ -23,6 +23,7 @@
 #endif
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 
 #define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
@@ -314,24 +315,14 @@ int feat__build_id_kernel(uint8_t id[FEAT_BUILD_ID_MAX])
 {
 	_cleanup_close_ int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
 	uint8_t buf[4096];
-	size_t len = 0;
+	ssize_t len;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == sizeof(buf))
-			break;
-	}
-	return feat__build_id_from_notes(buf, len, id);
+	len = fileio__read_full(fd, buf, sizeof(buf));
+	if (len < 0)
+		return (int)len;
+	return feat__build_id_from_notes(buf, (size_t)len, id);
 }
 
 int feat__build_id_vdso(uint8_t id[FEAT_BUILD_ID_MAX])

@@ -19,6 +19,7 @@
 
 #include "lib/cgroupfs.h"
 #include "lib/clock.h"
+#include "lib/fileio.h"
 #include "lib/cleanup.h"
 #include "perf/abi.h"
 #include "record/synthesize.h"
@@ -286,34 +287,10 @@ static bool parse_map_line(const char *l, const char *eol, struct map_line *m)
 static ssize_t read_proc_file(struct sink *s, const char *path)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (s->scratch_cap - len < 4096) {
-			size_t cap = s->scratch_cap ? s->scratch_cap * 2 : 65536;
-			char *nb = realloc(s->scratch, cap);
-
-			if (!nb)
-				return -ENOMEM;
-			s->scratch = nb;
-			s->scratch_cap = cap;
-		}
-		n = read(fd, s->scratch + len, s->scratch_cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	s->scratch[len] = '\0';
-	return len;
+	return fileio__read_all(fd, &s->scratch, &s->scratch_cap, SIZE_MAX / 2);
 }
 
 /* Read one thread's comm into buf[16]. Returns 0 or -errno. */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "perf/features.h"
 
 #ifndef TRACEFS_MAGIC
@@ -92,37 +93,19 @@ int tracefs__split(const char *spec, char sys[64], char name[64])
 static int slurp(const char *path, char **ret, size_t *ret_len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		if (len + 4096 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 16384;
-			if (cap > TRACEFS_FILE_MAX)
-				return -EFBIG;
-			nb = realloc(buf, cap);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+	n = fileio__read_all(fd, &buf, &cap, TRACEFS_FILE_MAX);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
 	}
-	buf[len] = 0;
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
+	*ret = buf;
+	*ret_len = (size_t)n;
 	return 0;
 }
 
