@@ -573,7 +573,7 @@ int dwarf_inlines__lookup(struct dwarf_inlines *d, uint64_t addr, const struct s
 	for (i = mix(key) & (d->cap_answers - 1); d->answers[i].key;
 	     i = (i + 1) & (d->cap_answers - 1)) {
 		if (d->answers[i].key == key) {
-			*ret = d->frames + d->answers[i].first;
+			*ret = d->frames ? d->frames + d->answers[i].first : NULL;
 			return (int)d->answers[i].n;
 		}
 	}
@@ -588,7 +588,7 @@ int dwarf_inlines__lookup(struct dwarf_inlines *d, uint64_t addr, const struct s
 		d->answers[i] = (struct answer){ .key = key, .first = (uint32_t)first,
 						 .n = (uint32_t)n };
 		d->nr_answers++;
-		*ret = d->frames + first;
+		*ret = d->frames ? d->frames + first : NULL;	/* none yet: no NULL + 0 */
 	}
 	return n;
 }
