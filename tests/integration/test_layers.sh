@@ -25,7 +25,7 @@ layer_of() {
 }
 
 bad=0 n=0
-for f in $(find src ringbuf unwind -name '*.[ch]' | sort); do
+for f in $(find -H src ringbuf unwind -name '*.[ch]' | sort); do
 	from=$(layer_of "$f")
 	rf=$(rank "$from")
 	[ "$rf" -ge 0 ] || { echo "$f: in no layer"; bad=$((bad + 1)); continue; }
