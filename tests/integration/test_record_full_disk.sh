@@ -7,7 +7,7 @@
 
 mkdir full
 mount -t tmpfs -o size=2m precord-test "$T/full" 2>/dev/null || skip "cannot mount a tmpfs"
-trap 'umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+trap 'umount "$T/full" 2>/dev/null || umount -l "$T/full" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
 # fill KB: leave the tmpfs with about KB kilobytes free.
 fill() {
