@@ -400,13 +400,28 @@ static int plan_rings(struct record *rec)
 	if (rec->o.mmap_pages && rec->o.mmap_pages < rec->plan.min_pages)
 		return refuse_ring(rec);
 	if (!rec->o.mmap_pages) {
+		size_t want = rec->plan.min_pages;
+		struct ringsize_plan roomy;
+
+		/* -m left out means large enough: a ring precord picks has room for
+		 * RINGSIZE_AUTO_MARGIN times the reaction an explicit -m must allow for (a CPU
+		 * hog or a slow freezer stretches the reaction; measured: 2 MiB over a 32 MiB ring
+		 * at 64 KiB stacks and 50 kHz on a quiet machine), when such a ring exists */
+		if (rec->o.lossless &&
+		    ringsize__plan(&ev, true, rec->o.high_permille,
+				   RINGSIZE_AUTO_MARGIN * RINGSIZE_REACTION_NS, RECORD_MAX_MMAP_PAGES,
+				   &roomy) == 0)
+			want = roomy.min_pages;
 		dflt = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
-		rec->o.mmap_pages = dflt > rec->plan.min_pages ? dflt : rec->plan.min_pages;
+		rec->o.mmap_pages = dflt > want ? dflt : want;
 		if (rec->o.lossless)
 			notice(rec, "--lossless: rings of %zu KiB per CPU (records up to %llu bytes at up "
 				    "to %.0f MB/s; above the high mark, room for %.1f ms of that)",
 			       pages_to_kib(rec->o.mmap_pages), (unsigned long long)rec->plan.max_record,
-			       rec->plan.max_rate * 1e3, RINGSIZE_REACTION_NS / 1e6);
+			       rec->plan.max_rate * 1e3,
+			       rec->plan.max_rate > 0 ? (double)rec->o.mmap_pages * page *
+				       (1000 - rec->o.high_permille) / 1000 / rec->plan.max_rate / 1e6 :
+				       RINGSIZE_REACTION_NS / 1e6);
 	}
 	limit = unlimited_lock() ? UINT64_MAX :
 		ringsize__lock_limit(false, read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516),

@@ -18,6 +18,9 @@
  * with no user-space step in between). Measured with `precord bench backstop` (README). */
 #define RINGSIZE_REACTION_NS 2000000ull
 
+/* A ring the recorder picks itself (-m left out) allows for this many times that reaction. */
+#define RINGSIZE_AUTO_MARGIN 5ull
+
 /* Switch records a CPU can write at most per second: a context switch costs more than 1 us. */
 #define RINGSIZE_MAX_SWITCHES 1000000ull
 
