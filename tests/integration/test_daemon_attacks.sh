@@ -119,8 +119,10 @@ kill "$mt"
 (cd m && as "$M" "$PRECORD" ctl -s "$S" record -o small.data -q -- "$W/spin_threads" 0.3) > /dev/null ||
 	fail "a small recording after the refused one"
 
-# 6b. Control recordings hold at most a quarter of max_total_size (16M) on disk at once.
-(cd m && as "$M" "$PRECORD" ctl -s "$S" record -F 4000 -d 5 -o big.data -- "$W/spin_threads" 5) > /dev/null 2> big.err ||
+# 6b. Control recordings hold at most a quarter of max_total_size (16M) on disk at once. The
+# daemon looks every 100 ms: at -F 1000 a tick brings ~1.6 MB of uncompressed DWARF samples,
+# well inside the 2 MiB over the quarter allowed below (at 4000 Hz a tick brought 6 MB).
+(cd m && as "$M" "$PRECORD" ctl -s "$S" record -F 1000 -d 5 -o big.data -- "$W/spin_threads" 5) > /dev/null 2> big.err ||
 	{ cat big.err; fail "a large control recording"; }
 grep -q "stopped-at-the-control-budget" big.err || { cat big.err; fail "a control recording outgrew its budget"; }
 assert_le "$(stat -c %s m/big.data)" $((6 * 1024 * 1024)) "size of a control recording stopped at the budget"

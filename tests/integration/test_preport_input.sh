@@ -38,7 +38,7 @@ grep -E '^ +[0-9.]+%' pids.txt | grep -q '::unknown' && { grep ':unknown' pids.t
 # every process perf names spin_threads, preport names too: spin_threads, or sh when its only
 # samples came before its exec (perf shows a thread's last name; preport the last one sampled)
 for pid in $(grep -oE '[0-9]+:spin_threads' perf-pids.txt | cut -d: -f1 | sort -u); do
-	grep -qE "^ +[0-9.]+% +([0-9.]+% +)?$pid:(spin_threads|sh) " pids.txt ||
+	grep -qE "^ +[0-9.]+% +([0-9.]+% +)?$pid:(spin_threads|sh)( |\$)" pids.txt ||
 		{ grep -E " $pid:" pids.txt perf-pids.txt; fail "process $pid: perf names it spin_threads, preport does not"; }
 done
 echo ok
