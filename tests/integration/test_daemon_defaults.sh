@@ -17,8 +17,9 @@ conf d.conf socket_group=none
 start_listener
 start_daemon d.conf
 wait_ready
-sh -c "echo \$\$ > '$root/$svc/cgroup.procs' && exec '$W/unw_chain' 1000" > /dev/null ||
-	fail "cannot run unw_chain in $root/$svc (exit $?)"
+# (unw_chain's exit status is its checksum's low bit: only the move into the cgroup counts)
+sh -c "echo \$\$ > '$root/$svc/cgroup.procs' || exit 99; '$W/unw_chain' 1000; exit 0" > /dev/null ||
+	fail "cannot move into $root/$svc (exit $?)"
 "$PRECORD" ctl -s "$T/ctl.sock" rotate > rot.out || { cat rot.out; fail "ctl rotate exit $?"; }
 closed="out/$(awk '$1 == "closed" { print $2 }' rot.out)"
 [ -f "$closed" ] || { cat rot.out; ls out; fail "no closed file $closed"; }
