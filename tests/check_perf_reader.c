@@ -189,13 +189,30 @@ static struct recs read_all(struct perf_reader *r, bool ordered)
 	return rs;
 }
 
+/* new + open: the reader, or NULL with errno set (the reader's reason then lost). */
+static struct perf_reader *open_reader(const char *path, const struct perf_reader_opts *o)
+{
+	struct perf_reader *r = perf_reader__new(o);
+	int e;
+
+	ck_assert_ptr_nonnull(r);
+	e = perf_reader__open(r, path);
+	if (e < 0) {
+		perf_reader__free(r);
+		errno = -e;
+		return NULL;
+	}
+	return r;
+}
+
 static struct perf_reader *open_ok(const char *path)
 {
-	const char *reason = NULL;
-	struct perf_reader_opts o = { .ret_reason = &reason };
-	struct perf_reader *r = perf_reader__open(path, &o);
+	struct perf_reader *r = perf_reader__new(NULL);
+	int e;
 
-	ck_assert_msg(r, "open %s: %s (%s)", path, strerror(errno), reason ? reason : "-");
+	ck_assert_ptr_nonnull(r);
+	e = perf_reader__open(r, path);
+	ck_assert_msg(e == 0, "open %s: %s (%s)", path, strerror(-e), perf_reader__error(r));
 	return r;
 }
 
@@ -326,7 +343,7 @@ static void check_real(const char *name, bool compressed)
 		ck_assert_uint_le(in->first_sample_time, in->last_sample_time);
 	free(file.v);
 	free(ord.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 }
 
 START_TEST(test_perf_plain)
@@ -339,7 +356,7 @@ START_TEST(test_perf_plain)
 	ck_assert_uint_gt(perf_reader__info(r)->nr_build_ids, 0);
 	ck_assert_ptr_nonnull(perf_reader__info(r)->build_ids[0].path);
 	ck_assert_uint_eq(perf_reader__info(r)->build_ids[0].id_len, 20);
-	perf_reader__close(r);
+	perf_reader__free(r);
 }
 END_TEST
 
@@ -360,7 +377,7 @@ START_TEST(test_perf_dwarf)
 	a = &perf_reader__attr(r, 0)->attr;
 	ck_assert(a->sample_type & PERF_SAMPLE_STACK_USER);
 	ck_assert(a->sample_type & PERF_SAMPLE_REGS_USER);
-	perf_reader__close(r);
+	perf_reader__free(r);
 }
 END_TEST
 
@@ -398,7 +415,7 @@ START_TEST(test_perf_dwarf_stacks)
 	stack_reader = open_ok(path_in("dwarf.data"));
 	ck_assert_int_eq(perf_reader__for_each(stack_reader, check_stack, n), 0);
 	ck_assert_uint_gt(n[0], 0);
-	perf_reader__close(stack_reader);
+	perf_reader__free(stack_reader);
 }
 END_TEST
 
@@ -414,7 +431,7 @@ static void truncate_everywhere(const char *name)
 	size_t len;
 	int fd;
 
-	perf_reader__close(r);
+	perf_reader__free(r);
 	spit(cut, b.p, b.n);
 	fd = open(cut, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
@@ -424,7 +441,7 @@ static void truncate_everywhere(const char *name)
 		size_t expect = 0, i;
 
 		CHECK(ftruncate(fd, len) == 0, "%m");
-		r = perf_reader__open(cut, NULL);
+		r = open_reader(cut, NULL);
 		if (!r) {
 			CHECK(len < data_off, "open failed at cut %zu: %s", len, strerror(errno));
 			continue;
@@ -447,7 +464,7 @@ static void truncate_everywhere(const char *name)
 			CHECK(got.n == expect, "cut %zu: ordered %zu of %zu", len, got.n, expect);
 			free(got.v);
 		}
-		perf_reader__close(r);
+		perf_reader__free(r);
 	}
 	close(fd);
 	free(full.v);
@@ -473,15 +490,20 @@ static struct perf_file_header *hdr_of(struct blob *b)
 
 static void expect_open_fails(struct blob *b, int err, const char *what)
 {
-	const char *reason = NULL;
-	struct perf_reader_opts o = { .ret_reason = &reason };
-	struct perf_reader *r;
+	struct perf_reader *r = perf_reader__new(NULL);
+	int e;
 
+	ck_assert_ptr_nonnull(r);
 	spit(path_in("bad.data"), b->p, b->n);
-	r = perf_reader__open(path_in("bad.data"), &o);
-	ck_assert_msg(!r, "%s: opened", what);
-	ck_assert_msg(errno == err, "%s: errno %d (%s)", what, errno, reason);
-	ck_assert_ptr_nonnull(reason);
+	e = perf_reader__open(r, path_in("bad.data"));
+	ck_assert_msg(e < 0, "%s: opened", what);
+	ck_assert_msg(e == -err, "%s: error %d (%s)", what, e, perf_reader__error(r));
+	/* The reason names the file and says more than strerror. */
+	ck_assert_msg(strstr(perf_reader__error(r), path_in("bad.data")), "%s: '%s'", what,
+		      perf_reader__error(r));
+	ck_assert_msg(!strstr(perf_reader__error(r), strerror(err)), "%s: '%s'", what,
+		      perf_reader__error(r));
+	perf_reader__free(r);
 }
 
 START_TEST(test_corrupt_header)
@@ -545,9 +567,9 @@ START_TEST(test_corrupt_header)
 		ck_assert_uint_ge(rs.n, ro.n);
 		free(rs.v);
 		free(ro.v);
-		perf_reader__close(o);
+		perf_reader__free(o);
 	}
-	perf_reader__close(r);
+	perf_reader__free(r);
 
 	/* Feature section pointing outside the file: data intact, feature damage. */
 	RESET();
@@ -560,7 +582,7 @@ START_TEST(test_corrupt_header)
 		r = open_ok(path_in("bad.data"));
 		ck_assert_ptr_nonnull(perf_reader__damage(r));
 		ck_assert_uint_ge(perf_reader__damage(r)->offset, idx);
-		perf_reader__close(r);
+		perf_reader__free(r);
 	}
 	free(b.p);
 	free(orig.p);
@@ -577,7 +599,7 @@ START_TEST(test_corrupt_record_size)
 	static const uint16_t sizes[] = { 0, 4, 12, 9 };
 	size_t k;
 
-	perf_reader__close(r);
+	perf_reader__free(r);
 	ck_assert_uint_ge(full.n, 6);
 	for (k = 1; k < 6; k++) {
 		for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
@@ -596,7 +618,7 @@ START_TEST(test_corrupt_record_size)
 			ck_assert_uint_eq(d->offset, full.v[k].offset);
 			ck_assert_uint_eq(got.n, k);
 			free(got.v);
-			perf_reader__close(r);
+			perf_reader__free(r);
 			free(b.p);
 		}
 	}
@@ -687,14 +709,14 @@ START_TEST(test_long_frame_after_whole_one)
 	ck_assert_int_eq(perf_writer__finalize(w), 0);
 	perf_writer__free(w);
 
-	r = perf_reader__open(path, NULL);
+	r = open_reader(path, NULL);
 	ck_assert_ptr_nonnull(r);
 	got = read_all(r, false);
 	ck_assert_msg(!perf_reader__damage(r), "damaged at %llu: %s",
 		      (unsigned long long)perf_reader__damage(r)->offset, perf_reader__damage(r)->reason);
 	ck_assert_uint_eq(got.n, nsamples); /* every record is a sample */
 	free(got.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	compress__free(z);
 	free(buf);
 	unlink(path);
@@ -708,7 +730,7 @@ START_TEST(test_bad_zstd)
 	struct perf_reader *r = open_ok(path_in("z.data"));
 	struct recs full = read_all(r, false);
 
-	perf_reader__close(r);
+	perf_reader__free(r);
 	ck_assert_int_ge(c.n, 3);
 	for (int k = 0; k < c.n && k < 3; k++) {
 		struct blob b = { malloc(orig.n), orig.n, orig.n };
@@ -731,7 +753,7 @@ START_TEST(test_bad_zstd)
 		for (size_t i = 0; i < got.n; i++)
 			ck_assert_uint_eq(got.v[i].sum, full.v[i].sum);
 		free(got.v);
-		perf_reader__close(r);
+		perf_reader__free(r);
 		free(b.p);
 	}
 	free(full.v);
@@ -766,7 +788,7 @@ static void perf_reads_cleanly(const char *path)
 			      !strstr((char *)err.p, "no samples"),
 		      "perf report on %s: %s", path, err.p);
 	free(err.p);
-	perf_reader__close(r);
+	perf_reader__free(r);
 }
 
 START_TEST(test_repair_truncated)
@@ -791,7 +813,7 @@ START_TEST(test_repair_truncated)
 		ck_assert_ptr_nonnull(perf_reader__damage(r));
 		ck_assert_uint_gt(got.n, 0);
 		ck_assert_int_eq(perf_reader__repair(r, path_in("repaired.data")), 0);
-		perf_reader__close(r);
+		perf_reader__free(r);
 
 		perf_reads_cleanly(path_in("repaired.data"));
 		r = open_ok(path_in("repaired.data"));
@@ -816,7 +838,7 @@ START_TEST(test_repair_truncated)
 		ck_assert_uint_gt(rep.n, got_samples);
 		free(rep.v);
 		free(got.v);
-		perf_reader__close(r);
+		perf_reader__free(r);
 		free(b.p);
 	}
 }
@@ -826,7 +848,7 @@ END_TEST
 static size_t samples_in(const char *path)
 {
 	struct perf_reader_opts o = { 0 };
-	struct perf_reader *r = perf_reader__open(path, &o);
+	struct perf_reader *r = open_reader(path, &o);
 	struct recs rs;
 	size_t n = 0;
 
@@ -836,7 +858,7 @@ static size_t samples_in(const char *path)
 	for (size_t i = 0; i < rs.n; i++)
 		n += rs.v[i].type == PERF_RECORD_SAMPLE;
 	free(rs.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	return n;
 }
 
@@ -885,7 +907,7 @@ START_TEST(test_killed_recorder)
 	ck_assert_uint_gt(rs.n, 10);
 	ck_assert_int_eq(rs.bad_samples, 0);
 	ck_assert_int_eq(perf_reader__repair(r, path_in("killed-fixed.data")), 0);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(rs.v);
 	perf_reads_cleanly(path_in("killed-fixed.data"));
 }
@@ -899,7 +921,7 @@ START_TEST(test_stale_size)
 	struct perf_reader *r = open_ok(path_in("plain.data"));
 	struct recs full = read_all(r, false), got;
 
-	perf_reader__close(r);
+	perf_reader__free(r);
 	b.n = h->data.offset + h->data.size;
 	memset(h->features, 0, sizeof(h->features));
 	h->data.size = full.v[full.n / 2].offset - h->data.offset;
@@ -910,7 +932,7 @@ START_TEST(test_stale_size)
 	got = read_all(r, false);
 	ck_assert_uint_eq(got.n, full.n);
 	/* Now with a half-written last record. */
-	perf_reader__close(r);
+	perf_reader__free(r);
 	spit(path_in("stale.data"), b.p, b.n - 5);
 	r = open_ok(path_in("stale.data"));
 	ck_assert_ptr_nonnull(perf_reader__damage(r));
@@ -918,7 +940,7 @@ START_TEST(test_stale_size)
 	free(got.v);
 	got = read_all(r, false);
 	ck_assert_uint_eq(got.n, full.n - 1);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(got.v);
 	free(full.v);
 	free(b.p);
@@ -927,14 +949,17 @@ END_TEST
 
 START_TEST(test_pipe_mode)
 {
-	const char *reason = NULL;
-	struct perf_reader_opts o = { .ret_reason = &reason };
+	struct perf_reader *r = perf_reader__new(NULL);
 
+	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(run("perf record -q -e cpu-clock -o - -- true > %s 2>/dev/null",
 			     path_in("pipe.data")), 0);
-	ck_assert_ptr_null(perf_reader__open(path_in("pipe.data"), &o));
-	ck_assert_int_eq(errno, EPROTONOSUPPORT);
-	ck_assert_ptr_nonnull(strstr(reason, "pipe"));
+	ck_assert_int_eq(perf_reader__open(r, path_in("pipe.data")), -EPROTONOSUPPORT);
+	ck_assert_ptr_nonnull(strstr(perf_reader__error(r), "pipe"));
+	/* One file per reader: a second open is refused, with a reason. */
+	ck_assert_int_eq(perf_reader__open(r, path_in("pipe.data")), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(perf_reader__error(r), "already"));
+	perf_reader__free(r);
 }
 END_TEST
 
@@ -1175,7 +1200,7 @@ START_TEST(test_precord_interleaved)
 			ck_assert_uint_ge(ord.v[k].time, ord.v[k - 1].time);
 	free(got.v);
 	free(ord.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	/* perf 6.1 reads it the same way. */
 	perf_reads_cleanly(path_in("precord.data"));
 	ZSTD_freeCCtx(cc[0]);
@@ -1216,7 +1241,7 @@ START_TEST(test_ordered_rounds)
 	ck_assert_uint_eq(perf_reader__nr_unordered(r), 1);
 	free(got.v);
 	/* No rounds: everything sorted at the end. */
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(s.data.p);
 	synth_init(&s, 1, 128);
 	for (int i = 0; i < 50; i++)
@@ -1228,14 +1253,14 @@ START_TEST(test_ordered_rounds)
 	for (size_t i = 0; i < got.n; i++)
 		ck_assert_uint_eq(got.v[i].time, i);
 	free(got.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 
 	/* A memory cap of about 10 entries: everything still delivered, oldest first each time. */
 	{
 		struct perf_reader_opts o = { .ordered_max_bytes = 600 };
 		size_t inversions = 0;
 
-		r = perf_reader__open(path_in("norounds.data"), &o);
+		r = open_reader(path_in("norounds.data"), &o);
 		ck_assert_ptr_nonnull(r);
 		got = read_all(r, true);
 		ck_assert_uint_eq(got.n, 50);
@@ -1244,7 +1269,7 @@ START_TEST(test_ordered_rounds)
 		ck_assert_uint_gt(inversions, 0);
 		ck_assert_uint_lt(inversions, 25);
 		free(got.v);
-		perf_reader__close(r);
+		perf_reader__free(r);
 	}
 	free(s.data.p);
 }
@@ -1286,7 +1311,7 @@ START_TEST(test_attrs_and_ids)
 		ck_assert_int_eq(got.v[3].attr_index, -1);
 		ck_assert_uint_eq(got.v[3].time, PERF_READER_NO_TIME);
 		free(got.v);
-		perf_reader__close(r);
+		perf_reader__free(r);
 		free(s.data.p);
 	}
 }
@@ -1327,7 +1352,7 @@ START_TEST(test_lost_stats)
 	ck_assert_uint_eq(st.total_lost_samples, 7);
 	ck_assert_uint_eq(st.total, 8);
 	ck_assert_int_ge(compare_with_perf(path_in("lost.data"), &st), nr_types(&st) + 1);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(s.data.p);
 }
 END_TEST
@@ -1357,7 +1382,7 @@ START_TEST(test_huge_callchain)
 	ck_assert_uint_eq(got.n, 1);
 	ck_assert_int_eq(got.bad_samples, 1);
 	free(got.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(s.data.p);
 }
 END_TEST
@@ -1386,7 +1411,7 @@ START_TEST(test_compressed_damage)
 	ck_assert_ptr_nonnull(perf_reader__damage(r));
 	ck_assert_str_eq(perf_reader__damage(r)->reason, "bad record size inside compressed data");
 	free(got.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(s.data.p);
 
 	/* A frame holding one and a half records. */
@@ -1405,7 +1430,7 @@ START_TEST(test_compressed_damage)
 	ck_assert_uint_eq(perf_reader__damage(r)->offset, perf_reader__header(r)->data.offset);
 	ck_assert(!(perf_reader__warnings(r) & PERF_READER_W_NO_COMP_FEATURE));
 	free(got.v);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	free(s.data.p);
 	free(c.p);
 	ZSTD_freeCCtx(cc);
@@ -1417,7 +1442,7 @@ END_TEST
  * crashing through every entry point. */
 static void exercise(const char *path)
 {
-	struct perf_reader *r = perf_reader__open(path, NULL);
+	struct perf_reader *r = open_reader(path, NULL);
 	struct perf_reader_stats st;
 	struct recs rs;
 	char out[300];
@@ -1433,7 +1458,7 @@ static void exercise(const char *path)
 	snprintf(out, sizeof(out), "%s/replay.data", dir);
 	unlink(out);
 	e = perf_reader__repair(r, out);
-	perf_reader__close(r);
+	perf_reader__free(r);
 	/* Nothing readable: nothing written. Else what repair wrote reads back without damage. */
 	if (e == -ENODATA) {
 		ck_assert_int_eq(access(out, F_OK), -1);
@@ -1442,7 +1467,7 @@ static void exercise(const char *path)
 	ck_assert_int_eq(e, 0);
 	r = open_ok(out);
 	ck_assert_ptr_null(perf_reader__damage(r));
-	perf_reader__close(r);
+	perf_reader__free(r);
 }
 
 START_TEST(test_corpus)
@@ -1462,7 +1487,7 @@ START_TEST(test_corpus)
 		if (line[0] == '#' || sscanf(line, "%255s %31s", name, what) != 2)
 			continue;
 		snprintf(path, sizeof(path), "%s/tests/corpus/%s", top, name);
-		r = perf_reader__open(path, NULL);
+		r = open_reader(path, NULL);
 		if (!strcmp(what, "refused")) {
 			ck_assert_msg(!r, "%s: opened", name);
 		} else {
@@ -1473,7 +1498,7 @@ START_TEST(test_corpus)
 			free(rs.v);
 			ck_assert_msg((perf_reader__damage(r) != NULL) == !strcmp(what, "damaged"),
 				      "%s: expected %s", name, what);
-			perf_reader__close(r);
+			perf_reader__free(r);
 		}
 		exercise(path);
 		n++;

@@ -195,8 +195,10 @@ static struct report_session *open_ok(const struct report_session_opts *o, struc
 	struct report_sink sink = { .sample = on_sample, .finish = on_finish, .ctx = sn };
 
 	make_file(path_in("s.data"), &leaf, &caller);
-	s = report_session__open(path_in("s.data"), o, NULL);
-	ck_assert_msg(s, "open: %s", strerror(errno));
+	s = report_session__new(o);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(report_session__open(s, path_in("s.data")) == 0, "open: %s",
+		      report_session__error(s));
 	ck_assert_int_eq(report_session__add_sink(s, &sink), 0);
 	return s;
 }
@@ -358,14 +360,18 @@ END_TEST
 
 START_TEST(test_open_errors)
 {
-	const char *reason = NULL;
 	struct report_session_opts bad = { .max_stack = -1 };
+	struct report_session *s = report_session__new(NULL);
 
-	errno = 0;
-	ck_assert_ptr_null(report_session__open("/nonexistent/perf.data", NULL, &reason));
-	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_ptr_null(report_session__open("/dev/null", &bad, NULL));
-	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(report_session__open(s, "/nonexistent/perf.data"), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(report_session__error(s), "/nonexistent/perf.data"));
+	report_session__free(s);
+	s = report_session__new(&bad);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(report_session__open(s, "/dev/null"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(report_session__error(s), "max_stack"));
+	report_session__free(s);
 	report_session__free(NULL);
 }
 END_TEST

@@ -353,16 +353,20 @@ static struct report_session *open_session(const struct cli *c)
 		.comms = c->comms, .nr_comms = c->nr_comms,
 		.cgroups = c->cgroups, .nr_cgroups = c->nr_cgroups,
 	};
-	const char *reason = NULL;
-	struct report_session *s = report_session__open(c->input, &so, &reason);
+	struct report_session *s = report_session__new(&so);
+	int e;
 
 	if (!s) {
-		int e = errno;
-
-		if (e == ENOENT)
-			err("cannot open %s: no such file (record one with precord, or give another with -i)", c->input);
-		else
-			err("cannot read %s: %s", c->input, reason ? reason : strerror(e));
+		err("cannot read %s: %s", c->input, strerror(errno));
+		return NULL;
+	}
+	e = report_session__open(s, c->input);
+	if (e == -ENOENT)
+		err("cannot open %s: no such file (record one with precord, or give another with -i)", c->input);
+	else if (e < 0)
+		err("%s", report_session__error(s));
+	if (e < 0) {
+		report_session__free(s);
 		return NULL;
 	}
 	if (!c->quiet && (perf_reader__warnings(report_session__reader(s)) & PERF_READER_W_RECOVERED))
@@ -375,14 +379,9 @@ static int do_repair(const struct cli *c, struct perf_reader *r)
 {
 	int e = perf_reader__repair(r, c->repair);
 
-	if (e == -ENODATA) {
-		err("cannot repair %s: not one complete record (a sample that decodes) precedes the damage; %s not written",
-		    c->input, c->repair);
-		return EXIT_DAMAGED;
-	}
 	if (e < 0) {
-		err("cannot repair %s into %s: %s", c->input, c->repair, strerror(-e));
-		return EXIT_FAIL;
+		err("%s", perf_reader__error(r));
+		return e == -ENODATA ? EXIT_DAMAGED : EXIT_FAIL;
 	}
 	if (!c->quiet)
 		fprintf(stderr, "preport: wrote the readable part of %s to %s\n", c->input, c->repair);
@@ -643,13 +642,14 @@ static int do_unwind_to(const struct cli *c)
 {
 	struct inject_opts io = { .comp_level = 1, .jobs = c->jobs };
 	struct inject_stats st;
-	const char *why = NULL;
-	int e = inject__unwind(c->input, c->unwind_to, &io, &st, &why);
+	struct inject *in = inject__new();
+	int e = in ? inject__unwind(in, c->input, c->unwind_to, &io, &st) : -ENOMEM;
 
-	if (e < 0) {
-		err("cannot unwind %s into %s: %s", c->input, c->unwind_to, why);
+	if (e < 0)
+		err("%s", in ? inject__error(in) : strerror(-e));
+	inject__free(in);
+	if (e < 0)
 		return e == -EINVAL ? EXIT_USAGE : e == -EBADMSG ? EXIT_DAMAGED : EXIT_FAIL;
-	}
 	if (!c->quiet)
 		fprintf(stderr, "preport: %s: %llu samples (%llu unwound into call chains), %llu other "
 			"records; %.1f KB -> %.1f KB\n", c->unwind_to, (unsigned long long)st.samples,

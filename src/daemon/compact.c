@@ -56,10 +56,11 @@ static int unwind_isolated(struct compact_done *r, const struct inject_opts *io,
 		return -errno;
 	if (pid == 0) {
 		struct rlimit cpu = { UNWIND_CPU_LIMIT, UNWIND_CPU_LIMIT };
+		struct inject *in = inject__new();
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setrlimit(RLIMIT_CPU, &cpu);
-		_exit(-inject__unwind(r->path, r->tmp, io, NULL, NULL) & 0xff);
+		_exit((in ? -inject__unwind(in, r->path, r->tmp, io, NULL) : ENOMEM) & 0xff);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)

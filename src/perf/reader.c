@@ -8,6 +8,7 @@
  * (precord's per-chunk frames) both read back. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,8 @@ struct perf_reader {
 	bool has_data_damage, has_feat_damage;
 	struct perf_reader_damage data_damage, feat_damage;
 	char reason_buf[128];
+	char *path;             /* as given to open, for the reasons (owned) */
+	char err[512];          /* perf_reader__error() */
 
 	uint64_t nr_unordered;
 	size_t ordered_max_bytes;
@@ -97,10 +100,13 @@ struct perf_reader {
 	size_t nr_allocs, cap_allocs;
 };
 
-static void set_reason(const struct perf_reader_opts *opts, const char *reason)
+static void seterr(struct perf_reader *r, const char *fmt, ...)
 {
-	if (opts && opts->ret_reason)
-		*opts->ret_reason = reason;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
 }
 
 /* [off, off + size) lies inside the file (overflow-safe). */
@@ -683,16 +689,28 @@ static int locate_data(struct perf_reader *r)
 	return read_features(r);
 }
 
-struct perf_reader *perf_reader__open(const char *path, const struct perf_reader_opts *opts)
+struct perf_reader *perf_reader__new(const struct perf_reader_opts *opts)
+{
+	struct perf_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->ordered_max_bytes = opts && opts->ordered_max_bytes ? opts->ordered_max_bytes :
+								  ORDERED_MAX_BYTES;
+	return r;
+}
+
+const char *perf_reader__error(const struct perf_reader *r)
+{
+	return r->err;
+}
+
+/* Open path read-only and refuse what is not a regular file. Returns the fd or -errno, *reason
+ * set when strerror would not say enough. */
+static int open_regular(const char *path, struct stat *st, const char **reason)
 {
 	_cleanup_close_ int fd = -1;
-	struct perf_reader *r;
-	const char *reason = NULL;
-	struct stat st;
-	uint64_t magic, hsize;
-	int err;
 
-	set_reason(opts, NULL);
 	if (!strcmp(path, "-")) {
 		/* Standard input: a file redirected there is read like any other; a pipe is not. */
 		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -701,90 +719,106 @@ struct perf_reader *perf_reader__open(const char *path, const struct perf_reader
 		 * below); it changes nothing for the regular file that is mapped. */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
+	if (fd < 0 || fstat(fd, st) < 0)
+		return -errno;
+	if (S_ISDIR(st->st_mode)) {
+		*reason = "is a directory (perf's directory format is not supported)";
+		return -EISDIR;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		*reason = S_ISFIFO(st->st_mode) ?
+			  "a pipe: pipe-mode perf.data is not supported (record to a file, e.g. perf record -o FILE, and read that)" :
+			  "not a regular file: only perf.data files can be read";
+		return -EPROTONOSUPPORT;
+	}
+	return TAKE_FD(fd);
+}
+
+/* Check the file header in the mapping and copy it. Returns 0 or -errno with *reason set. */
+static int read_header(struct perf_reader *r, const char **reason)
+{
+	uint64_t magic = rd64(r->map), hsize = rd64(r->map + 8);
+
+	if (magic == __builtin_bswap64(PERF_MAGIC2)) {
+		*reason = "big-endian perf.data is not supported";
+		return -EPROTONOSUPPORT;
+	}
+	if (!memcmp(r->map, "PERFFILE", 8)) {
+		*reason = "perf.data version 1 is not supported";
+		return -EPROTONOSUPPORT;
+	}
+	if (magic != PERF_MAGIC2) {
+		*reason = "not a perf.data file (bad magic)";
+		return -EINVAL;
+	}
+	if (hsize == PIPE_HEADER_SIZE) {
+		*reason = "pipe-mode perf.data is not supported (record with -o FILE)";
+		return -EPROTONOSUPPORT;
+	}
+	if (hsize != PERF_HEADER_SIZE && hsize != OLD_HEADER_SIZE) {
+		*reason = "unsupported header size";
+		return -EBADMSG;
+	}
+	if (r->len < hsize) {
+		*reason = "file truncated inside the header";
+		return -EBADMSG;
+	}
+	/* The old 72-byte header has no feature bitmap: it stays zero. */
+	memcpy(&r->hdr, r->map, hsize);
+	return 0;
+}
+
+/* The body of perf_reader__open. Returns 0 or -errno with *reason set where it helps. */
+static int open_file(struct perf_reader *r, const char *path, const char **reason)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int err;
+
+	fd = open_regular(path, &st, reason);
 	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0)
-		return NULL;
-	if (S_ISDIR(st.st_mode)) {
-		set_reason(opts, "is a directory (perf's directory format is not supported)");
-		errno = EISDIR;
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		set_reason(opts, S_ISFIFO(st.st_mode) ?
-			   "a pipe: pipe-mode perf.data is not supported (record to a file, e.g. perf record -o FILE, and read that)" :
-			   "not a regular file: only perf.data files can be read");
-		errno = EPROTONOSUPPORT;
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
+		return fd;
 	r->len = st.st_size;
-	r->ordered_max_bytes = opts && opts->ordered_max_bytes ? opts->ordered_max_bytes :
-								  ORDERED_MAX_BYTES;
 	if (r->len < PIPE_HEADER_SIZE) {
-		reason = "file too small to be a perf.data file";
-		err = -EINVAL;
-		goto fail;
+		*reason = "file too small to be a perf.data file";
+		return -EINVAL;
 	}
 	r->map = mmap(NULL, r->len, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (r->map == MAP_FAILED) {
 		r->map = NULL;
-		err = -errno;
-		goto fail;
+		return -errno;
 	}
-	magic = rd64(r->map);
-	hsize = rd64(r->map + 8);
-	if (magic == __builtin_bswap64(PERF_MAGIC2)) {
-		reason = "big-endian perf.data is not supported";
-		err = -EPROTONOSUPPORT;
-		goto fail;
-	}
-	if (!memcmp(r->map, "PERFFILE", 8)) {
-		reason = "perf.data version 1 is not supported";
-		err = -EPROTONOSUPPORT;
-		goto fail;
-	}
-	if (magic != PERF_MAGIC2) {
-		reason = "not a perf.data file (bad magic)";
-		err = -EINVAL;
-		goto fail;
-	}
-	if (hsize == PIPE_HEADER_SIZE) {
-		reason = "pipe-mode perf.data is not supported (record with -o FILE)";
-		err = -EPROTONOSUPPORT;
-		goto fail;
-	}
-	if (hsize != PERF_HEADER_SIZE && hsize != OLD_HEADER_SIZE) {
-		reason = "unsupported header size";
-		err = -EBADMSG;
-		goto fail;
-	}
-	if (r->len < hsize) {
-		reason = "file truncated inside the header";
-		err = -EBADMSG;
-		goto fail;
-	}
-	/* The old 72-byte header has no feature bitmap: it stays zero. */
-	memcpy(&r->hdr, r->map, hsize);
-	err = read_attrs(r, &reason);
+	err = read_header(r, reason);
+	if (!err)
+		err = read_attrs(r, reason);
 	if (err < 0)
-		goto fail;
+		return err;
 	if (r->hdr.data.offset > r->len) {
-		reason = "data section starts beyond the end of the file";
-		err = -EBADMSG;
-		goto fail;
+		*reason = "data section starts beyond the end of the file";
+		return -EBADMSG;
 	}
-	err = locate_data(r);
+	return locate_data(r);
+}
+
+int perf_reader__open(struct perf_reader *r, const char *path)
+{
+	const char *reason = NULL;
+	int err;
+
+	if (r->path) {
+		seterr(r, "cannot read %s: the reader already holds %s", path, r->path);
+		return -EBUSY;
+	}
+	r->err[0] = 0;
+	r->path = strdup(path);
+	if (!r->path) {
+		seterr(r, "cannot read %s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = open_file(r, path, &reason);
 	if (err < 0)
-		goto fail;
-	return r;
-fail:
-	set_reason(opts, reason);
-	perf_reader__close(r);
-	errno = -err;
-	return NULL;
+		seterr(r, "cannot read %s: %s", path, reason ? reason : strerror(-err));
+	return err;
 }
 
 const struct perf_file_header *perf_reader__header(const struct perf_reader *r)
@@ -849,7 +883,7 @@ uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
 	return r->nr_unordered;
 }
 
-void perf_reader__close(struct perf_reader *r)
+void perf_reader__free(struct perf_reader *r)
 {
 	size_t i;
 
@@ -857,6 +891,7 @@ void perf_reader__close(struct perf_reader *r)
 		return;
 	if (r->map)
 		munmap((void *)r->map, r->len);
+	free(r->path);
 	for (i = 0; i < r->nr_allocs; i++)
 		free(r->allocs[i]);
 	free(r->allocs);
@@ -1628,6 +1663,10 @@ int perf_reader__repair(struct perf_reader *r, const char *out_path)
 	size_t nev = 0;
 	int err;
 
+	if (!r->map) {
+		seterr(r, "cannot repair into %s: no file is open", out_path);
+		return -EINVAL;
+	}
 	rp.keep = calloc(r->nr_attrs + 1, sizeof(*rp.keep));
 	rp.good = calloc(r->nr_attrs + 1, sizeof(*rp.good));
 	rp.bad = calloc(r->nr_attrs + 1, sizeof(*rp.bad));
@@ -1696,6 +1735,11 @@ int perf_reader__repair(struct perf_reader *r, const char *out_path)
 	if (err)
 		unlink(out_path);
 out:
+	if (err == -ENODATA)
+		seterr(r, "cannot repair %s: not one complete record (a sample that decodes) precedes the damage; %s not written",
+		       r->path, out_path);
+	else if (err)
+		seterr(r, "cannot repair %s into %s: %s", r->path, out_path, strerror(-err));
 	free(rp.keep);
 	free(rp.good);
 	free(rp.bad);

@@ -17,9 +17,6 @@
 struct perf_reader;
 
 struct perf_reader_opts {
-	/* When set, open stores here a static string saying why it failed ("not a perf.data
-	 * file", "pipe-mode perf.data is not supported", ...). May be NULL. */
-	const char **ret_reason;
 	/* Memory the time-ordered mode may queue before it delivers the oldest half early
 	 * (0: 256 MiB). */
 	size_t ordered_max_bytes;
@@ -86,8 +83,8 @@ struct perf_reader_record {
 
 /* Keep rec->hdr valid after the callback returns, without a copy: a reference to the
  * decompressed block that holds it, to give back with perf_reader__release before the reader
- * is closed. Returns NULL when nothing needs holding (rec->ref is NULL: the record lies in the
- * file's mapping, valid until close). Not thread safe: call it, and release, from the thread
+ * is freed. Returns NULL when nothing needs holding (rec->ref is NULL: the record lies in the
+ * file's mapping, valid until free). Not thread safe: call it, and release, from the thread
  * that iterates (or with that thread waiting). */
 struct perf_reader_ref *perf_reader__hold(const struct perf_reader_record *rec);
 /* Give back a reference from perf_reader__hold. NULL is a no-op. */
@@ -106,12 +103,25 @@ struct perf_reader_stats {
 	uint64_t total_lost_samples; /* sum of PERF_RECORD_LOST_SAMPLES.lost */
 };
 
+/* Errors: every function that fails returns -errno and, where a reason helps, leaves it, naming
+ * the file, in perf_reader__error() (see README, "How it works"). */
+
+/* An empty reader with opts (copied; may be NULL). Returns NULL with errno ENOMEM (the only
+ * failure: nothing to explain). */
+struct perf_reader *perf_reader__new(const struct perf_reader_opts *opts);
+
 /* mmap path ("-": standard input, which must be a regular file) and read its header, attrs,
  * ids and features, and find where its records end. A FIFO or other non-regular file is refused
- * without waiting for a writer. opts may be NULL. Returns NULL with errno set: ENOENT etc. from
- * open, EINVAL not a perf.data file, EPROTONOSUPPORT pipe-mode (a pipe or FIFO, or pipe-mode
- * data in a file), non-regular or big-endian file, EBADMSG header or attrs damaged, ENOMEM. */
-struct perf_reader *perf_reader__open(const char *path, const struct perf_reader_opts *opts);
+ * without waiting for a writer. Returns 0 or -errno, perf_reader__error() saying why: -ENOENT
+ * etc. from open, -EISDIR, -EINVAL not a perf.data file, -EPROTONOSUPPORT pipe-mode (a pipe or
+ * FIFO, or pipe-mode data in a file), non-regular or big-endian file, -EBADMSG header or attrs
+ * damaged, -ENOMEM; -EBUSY on a second open (a reader opens one file, once, even when that
+ * failed). */
+int perf_reader__open(struct perf_reader *r, const char *path);
+
+/* The last failure of open or repair, naming the file ("cannot read PATH: not a perf.data file
+ * (bad magic)"); "" if none. Valid until the next call on r. */
+const char *perf_reader__error(const struct perf_reader *r);
 
 const struct perf_file_header *perf_reader__header(const struct perf_reader *r);
 size_t perf_reader__nr_attrs(const struct perf_reader *r);
@@ -129,7 +139,7 @@ const struct perf_reader_info *perf_reader__info(const struct perf_reader *r);
 bool perf_reader__has_feature(const struct perf_reader *r, int bit);
 
 /* The raw payload of feature section bit (bounds-checked against the file), or NULL when the
- * file has none. Valid until perf_reader__close. */
+ * file has none. Valid until perf_reader__free. */
 const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *ret_len);
 unsigned int perf_reader__warnings(const struct perf_reader *r);
 /* The earliest damage found so far (by open, or by an iteration that reached it), or NULL. */
@@ -166,10 +176,11 @@ const char *perf_reader__type_name(uint32_t type);
  * reads, each whole (body, name, sample_id trailer; samples decoded), decompressed, in time
  * order; and the features that were parsed, encoded anew (strings, NRCPUS, CMDLINE, BUILD_ID,
  * EVENT_DESC, SAMPLE_TIME, precord's pause statistics). Returns 0 or -errno; -ENODATA (and no
- * out_path) when not one sample of the sort precedes the damage (perf refuses such a file). */
+ * out_path) when not one sample of the sort precedes the damage (perf refuses such a file);
+ * -EINVAL when no file is open. perf_reader__error() says why. */
 int perf_reader__repair(struct perf_reader *r, const char *out_path);
 
-/* Unmap and free. NULL is a no-op. */
-void perf_reader__close(struct perf_reader *r);
+/* Unmap and free. NULL is a no-op; so is a reader that was never opened, or whose open failed. */
+void perf_reader__free(struct perf_reader *r);
 
 #endif

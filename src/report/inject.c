@@ -10,6 +10,8 @@
 #include "report/inject.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +37,7 @@ struct inject {
 	size_t len, cap;
 	int err;
 	struct inject_stats st;
+	char why[512];          /* inject__error() */
 };
 
 static void put(struct inject *in, const void *p, size_t n)
@@ -225,61 +228,109 @@ static off_t file_size(const char *path)
 	return stat(path, &st) == 0 ? st.st_size : 0;
 }
 
-int inject__unwind(const char *in_path, const char *out_path, const struct inject_opts *opts,
-		   struct inject_stats *ret_stats, const char **ret_why)
+struct inject *inject__new(void)
 {
-	static const struct inject_opts defaults;
-	const struct inject_opts *o = opts ? opts : &defaults;
-	struct report_session_opts so = { .jobs = o->jobs };
-	struct inject in = { 0 };
-	struct report_session *s;
-	struct report_filter f = { .sample = on_sample, .side = on_side, .ctx = &in,
+	return calloc(1, sizeof(struct inject));
+}
+
+const char *inject__error(const struct inject *in)
+{
+	return in->why;
+}
+
+void inject__free(struct inject *in)
+{
+	free(in);
+}
+
+static void setwhy(struct inject *in, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(in->why, sizeof(in->why), fmt, ap);
+	va_end(ap);
+}
+
+/* The copy, from an open session. Returns 0 or -errno with in->why set. */
+static int copy(struct inject *in, struct report_session *s, const char *in_path,
+		const char *out_path, const struct inject_opts *o)
+{
+	struct report_filter f = { .sample = on_sample, .side = on_side, .ctx = in,
 				   .side_types = ~(1ull << PERF_RECORD_SAMPLE) & ~1ull };
-	const char *why = NULL;
 	bool any = true;
 	int e;
 
-	s = report_session__open(in_path, &so, &why);
-	if (!s) {
+	in->r = report_session__reader(s);
+	in->w = open_copy(s, out_path, o, &any);
+	if (!in->w) {
 		e = -errno;
-		goto out;
+		if (!any)
+			setwhy(in, "cannot unwind %s: no event of it has a stack copy to unwind",
+			       in_path);
+		else
+			setwhy(in, "cannot create %s: %s", out_path, strerror(-e));
+		return e;
 	}
-	in.r = report_session__reader(s);
-	in.w = open_copy(s, out_path, o, &any);
-	if (!in.w) {
+	if (o->comp_level && !(in->z = compress__new(o->comp_level))) {
 		e = -errno;
-		why = !any ? "no event of it has a stack copy to unwind" : "cannot create the copy";
-		goto out;
-	}
-	if (o->comp_level && !(in.z = compress__new(o->comp_level))) {
-		e = -errno;
-		goto out;
+		setwhy(in, "cannot set up compression for %s: %s", out_path, strerror(-e));
+		return e;
 	}
 	e = report_session__set_filter(s, &f);
 	if (!e)
 		e = report_session__run(s);
 	if (!e)
-		e = flush(&in);
-	if (!e && perf_reader__damage(in.r)) {
-		why = perf_reader__damage(in.r)->reason;
-		e = -EBADMSG;
+		e = flush(in);
+	if (!e && perf_reader__damage(in->r)) {
+		const struct perf_reader_damage *d = perf_reader__damage(in->r);
+
+		setwhy(in, "%s is damaged at offset %llu: %s (preport --repair OUT rewrites what "
+		       "precedes it)", in_path, (unsigned long long)d->offset,
+		       d->reason ? d->reason : "unreadable");
+		return -EBADMSG;
 	}
 	if (!e)
-		e = perf_writer__finalize(in.w);
-out:
-	if (e && in.w)
-		unlink(out_path);
-	perf_writer__free(in.w);
-	compress__free(in.z);
-	free(in.buf);
-	report_session__free(s);
-	if (!e) {
-		in.st.bytes_in = (uint64_t)file_size(in_path);
-		in.st.bytes_out = (uint64_t)file_size(out_path);
-		if (ret_stats)
-			*ret_stats = in.st;
+		e = perf_writer__finalize(in->w);
+	if (e)
+		setwhy(in, "cannot unwind %s into %s: %s", in_path, out_path, strerror(-e));
+	return e;
+}
+
+int inject__unwind(struct inject *in, const char *in_path, const char *out_path,
+		   const struct inject_opts *opts, struct inject_stats *ret_stats)
+{
+	static const struct inject_opts defaults;
+	const struct inject_opts *o = opts ? opts : &defaults;
+	struct report_session_opts so = { .jobs = o->jobs };
+	struct report_session *s;
+	int e;
+
+	*in = (struct inject){ 0 };
+	s = report_session__new(&so);
+	if (!s) {
+		setwhy(in, "cannot unwind %s: %s", in_path, strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	if (ret_why)
-		*ret_why = e ? (why ? why : strerror(-e)) : NULL;
+	e = report_session__open(s, in_path);
+	if (e < 0)
+		setwhy(in, "%s", report_session__error(s));
+	else
+		e = copy(in, s, in_path, out_path, o);
+	if (e && in->w)
+		unlink(out_path);
+	perf_writer__free(in->w);
+	compress__free(in->z);
+	free(in->buf);
+	report_session__free(s);
+	in->w = NULL;
+	in->z = NULL;
+	in->buf = NULL;
+	if (!e) {
+		in->st.bytes_in = (uint64_t)file_size(in_path);
+		in->st.bytes_out = (uint64_t)file_size(out_path);
+		if (ret_stats)
+			*ret_stats = in->st;
+	}
 	return e;
 }

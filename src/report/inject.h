@@ -22,11 +22,25 @@ struct inject_stats {
 	uint64_t bytes_in, bytes_out; /* file sizes */
 };
 
-/* Write out_path (created 0600, replaced) from in_path. Returns 0; -EINVAL when in_path has no
- * attr with a stack copy (nothing to unwind: the copy would be the same); -EBADMSG when it is
- * damaged (out_path is not left behind); or -errno of reading, writing or memory. *ret_why
- * (may be NULL) then names the reason. ret_stats may be NULL. */
-int inject__unwind(const char *in_path, const char *out_path, const struct inject_opts *opts,
-		   struct inject_stats *ret_stats, const char **ret_why);
+struct inject;
+
+/* Errors: every function that fails returns -errno and leaves the reason, naming the file, in
+ * inject__error() (see README, "How it works"). */
+
+/* An injector. Returns NULL with errno ENOMEM (the only failure: nothing to explain). */
+struct inject *inject__new(void);
+
+/* Write out_path (created 0600, replaced) from in_path. opts and ret_stats may be NULL.
+ * Returns 0; -EINVAL when in_path has no attr with a stack copy (nothing to unwind: the copy
+ * would be the same) or is not a perf.data file; -EBADMSG when it is damaged (out_path is not
+ * left behind); or -errno of reading, writing or memory. */
+int inject__unwind(struct inject *in, const char *in_path, const char *out_path,
+		   const struct inject_opts *opts, struct inject_stats *ret_stats);
+
+/* The last failure of inject__unwind, naming the file; "" if none. */
+const char *inject__error(const struct inject *in);
+
+/* NULL is a no-op. */
+void inject__free(struct inject *in);
 
 #endif

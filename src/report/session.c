@@ -6,6 +6,7 @@
  * batch is delivered whole before any sample of a later batch, so sinks see time order. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,17 @@ struct report_session {
 	uint64_t *attr_samples, *attr_lost, *attr_bad;
 	int *attr_bad_err;
 	char (*names)[NAME_LEN];
+	char err[512];                  /* report_session__error() */
 };
+
+static void seterr(struct report_session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+}
 
 static bool in_list(const int32_t *l, size_t n, int32_t v)
 {
@@ -574,19 +585,10 @@ static int session_setup(struct report_session *s)
 	return 0;
 }
 
-struct report_session *report_session__open(const char *path, const struct report_session_opts *opts,
-					    const char **ret_reason)
+struct report_session *report_session__new(const struct report_session_opts *opts)
 {
-	struct report_session *s;
-	const char *reason = NULL;
-	struct perf_reader_opts rdo = { .ret_reason = &reason };
-	int e;
+	struct report_session *s = calloc(1, sizeof(*s));
 
-	if (opts && (opts->max_stack < 0 || opts->max_stack > 1024 || opts->jobs > 256)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->pool_lock, NULL);
@@ -596,25 +598,45 @@ struct report_session *report_session__open(const char *path, const struct repor
 	}
 	if (opts)
 		s->opts = *opts;
+	return s;
+}
+
+const char *report_session__error(const struct report_session *s)
+{
+	return s->err;
+}
+
+int report_session__open(struct report_session *s, const char *path)
+{
+	struct perf_reader_opts rdo = { .ordered_max_bytes = s->opts.ordered_max_bytes };
+	int e;
+
+	s->err[0] = 0;
+	if (s->r) {
+		seterr(s, "cannot read %s: the session already holds a file", path);
+		return -EBUSY;
+	}
+	if (s->opts.max_stack < 0 || s->opts.max_stack > 1024 || s->opts.jobs > 256) {
+		seterr(s, "cannot read %s: bad session options (max_stack %d: 0 to 1024; jobs %u: up to 256)",
+		       path, s->opts.max_stack, s->opts.jobs);
+		return -EINVAL;
+	}
 	if (!s->opts.max_stack)
 		s->opts.max_stack = 127;
-	rdo.ordered_max_bytes = s->opts.ordered_max_bytes;
-	s->r = perf_reader__open(path, &rdo);
+	s->r = perf_reader__new(&rdo);
 	if (!s->r) {
-		e = errno;
-		if (ret_reason)
-			*ret_reason = reason;
-		report_session__free(s);
-		errno = e;
-		return NULL;
+		seterr(s, "cannot read %s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	e = perf_reader__open(s->r, path);
+	if (e < 0) {
+		seterr(s, "%s", perf_reader__error(s->r));
+		return e;
 	}
 	e = session_setup(s);
-	if (e < 0) {
-		report_session__free(s);
-		errno = -e;
-		return NULL;
-	}
-	return s;
+	if (e < 0)
+		seterr(s, "cannot read %s: cannot set up the session: %s", path, strerror(-e));
+	return e;
 }
 
 struct perf_reader *report_session__reader(struct report_session *s)
@@ -758,7 +780,7 @@ void report_session__free(struct report_session *s)
 	for (size_t i = 0; i < s->nr_unwinders; i++)
 		unwinder__free(s->all[i]);
 	machine__free(s->m);
-	perf_reader__close(s->r);
+	perf_reader__free(s->r);
 	for (size_t i = 0; i < s->nr_cgroups; i++)
 		free(s->cgroups[i].path);
 	free(s->cgroups);

@@ -95,11 +95,17 @@ struct report_session_stats {
 	unsigned int nr_threads;            /* threads that unwound */
 };
 
+/* An empty session with opts (copied; may be NULL; its arrays must outlive the session).
+ * Returns NULL with errno ENOMEM (the only failure: nothing to explain). */
+struct report_session *report_session__new(const struct report_session_opts *opts);
+
 /* Open path and set up the machine (kernel symbols when the file was recorded on this kernel)
- * and the workers. opts may be NULL. Returns NULL with errno set (as perf_reader__open, EINVAL
- * for bad opts, ENOMEM); *ret_reason (may be NULL) then says why the reader refused the file. */
-struct report_session *report_session__open(const char *path, const struct report_session_opts *opts,
-					    const char **ret_reason);
+ * and the workers. Returns 0 or -errno (as perf_reader__open; -EINVAL for bad opts, -ENOMEM,
+ * -EBUSY when a file is already open), report_session__error() naming the file and why. */
+int report_session__open(struct report_session *s, const char *path);
+
+/* The last failure of report_session__open, naming the file; "" if none. */
+const char *report_session__error(const struct report_session *s);
 
 /* The session's reader (header, attrs, features, damage). Owned by the session. */
 struct perf_reader *report_session__reader(struct report_session *s);

@@ -4,6 +4,7 @@
  * build/fuzz_reader -max_total_time=120 tests/corpus. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -40,12 +41,19 @@ static int visit(const struct perf_reader_record *rec, void *ctx)
 
 static void read_everything(const char *path, const char *repair_path)
 {
-	struct perf_reader *r = perf_reader__open(path, NULL);
+	struct perf_reader *r = perf_reader__new(NULL);
 	struct perf_reader_stats st;
 	const struct perf_reader_info *in;
 
 	if (!r)
 		return;
+	if (perf_reader__open(r, path) < 0) {
+		/* A refusal always says why. */
+		if (!perf_reader__error(r)[0])
+			abort();
+		perf_reader__free(r);
+		return;
+	}
 	in = perf_reader__info(r);
 	for (int i = 0; i < in->cmdline_argc; i++)
 		(void)strlen(in->cmdline_argv[i]);
@@ -65,7 +73,7 @@ static void read_everything(const char *path, const char *repair_path)
 	perf_reader__damage(r);
 	if (repair_path)
 		perf_reader__repair(r, repair_path);
-	perf_reader__close(r);
+	perf_reader__free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
