@@ -11,31 +11,32 @@
 
 #include "daemon/config.h"
 
-static int parse(const char *text, struct daemon_config *c, char **msg)
+static int parse(const char *text, struct daemon_config *c)
 {
-	return config__parse(text, strlen(text), "t.conf", c, msg);
+	return config__parse(text, strlen(text), "t.conf", c);
 }
 
 /* Parse text expecting failure; the message must contain want. */
 static void expect_bad(const char *text, const char *want)
 {
 	struct daemon_config c;
-	char *msg = NULL;
-	int err = parse(text, &c, &msg);
+	int err = parse(text, &c);
+	const char *msg = config__error(&c);
 
 	ck_assert_msg(err == -EINVAL, "accepted: %s", text);
-	ck_assert_ptr_nonnull(msg);
 	ck_assert_msg(strstr(msg, want), "message '%s' lacks '%s' (input: %s)", msg, want, text);
-	free(msg);
+	/* Nothing but the reason is left to free. */
+	ck_assert_ptr_null(c.event);
+	ck_assert_ptr_null(c.output_dir);
+	config__free(&c);
 }
 
 START_TEST(test_defaults)
 {
 	struct daemon_config c;
-	char *msg = NULL;
 
-	ck_assert_int_eq(parse("socket_group = root\n", &c, &msg), 0);
-	ck_assert_ptr_null(msg);
+	ck_assert_int_eq(parse("socket_group = root\n", &c), 0);
+	ck_assert_str_eq(config__error(&c), "");
 	ck_assert(c.continuous);
 	ck_assert_str_eq(c.event, "cpu-clock");
 	ck_assert_uint_eq(c.frequency, 49);
@@ -81,9 +82,8 @@ START_TEST(test_every_key)
 		"control_max_duration = 90s\n"
 		"control_max_sessions = 0\n";
 	struct daemon_config c;
-	char *msg = NULL;
 
-	ck_assert_int_eq(parse(text, &c, &msg), 0);
+	ck_assert_int_eq(parse(text, &c), 0);
 	ck_assert(!c.continuous);
 	ck_assert_str_eq(c.event, "task-clock");
 	ck_assert_uint_eq(c.frequency, 997);
@@ -122,11 +122,10 @@ START_TEST(test_units)
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct daemon_config c;
-		char *msg = NULL;
 		char text[256];
 
 		snprintf(text, sizeof(text), "socket = none\n%s", t[i].text);
-		ck_assert_msg(parse(text, &c, &msg) == 0, "%s: %s", t[i].text, msg);
+		ck_assert_msg(parse(text, &c) == 0, "%s: %s", t[i].text, config__error(&c));
 		ck_assert_uint_eq(c.rotate_size, t[i].rotate);
 		ck_assert_uint_eq(c.rotate_interval_ms, t[i].interval);
 		config__free(&c);
@@ -206,25 +205,22 @@ START_TEST(test_whole_file_rules)
 		   "t.conf:1: socket_group 'no-such-group-here' does not exist");
 	if (!getgrnam("precord")) {
 		struct daemon_config c;
-		char *msg = NULL;
 
 		/* the default group need not exist: root only then */
-		ck_assert_int_eq(parse("frequency = 5\n", &c, &msg), 0);
+		ck_assert_int_eq(parse("frequency = 5\n", &c), 0);
 		ck_assert_str_eq(c.socket_group, "precord");
 		ck_assert_uint_eq(c.socket_gid, (gid_t)-1);
 		config__free(&c);
 	}
 	{
 		struct daemon_config c;
-		char *msg = NULL;
 
 		/* no socket: the group is not looked up */
-		ck_assert_int_eq(parse("socket = none\nsocket_group = no-such-group-here\n", &c,
-				       &msg), 0);
+		ck_assert_int_eq(parse("socket = none\nsocket_group = no-such-group-here\n", &c), 0);
 		ck_assert_ptr_null(c.socket_path);
 		ck_assert_uint_eq(c.socket_gid, (gid_t)-1);
 		config__free(&c);
-		ck_assert_int_eq(parse("socket_group = none\n", &c, &msg), 0);
+		ck_assert_int_eq(parse("socket_group = none\n", &c), 0);
 		ck_assert_ptr_null(c.socket_group);
 		ck_assert_uint_eq(c.socket_gid, (gid_t)-1);
 		config__free(&c);
@@ -235,19 +231,17 @@ END_TEST
 START_TEST(test_binary_and_long)
 {
 	struct daemon_config c;
-	char *msg = NULL, *big;
+	char *big;
 	const char nul[] = "socket = none\nevent = a\0b\n";
 
-	ck_assert_int_eq(config__parse(nul, sizeof(nul) - 1, "t.conf", &c, &msg), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(msg, "t.conf:2: a NUL byte"));
-	free(msg);
+	ck_assert_int_eq(config__parse(nul, sizeof(nul) - 1, "t.conf", &c), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(config__error(&c), "t.conf:2: a NUL byte"));
 	big = malloc(10000);
 	ck_assert_ptr_nonnull(big);
 	memset(big, 'x', 9999);
 	big[9999] = 0;
-	ck_assert_int_eq(parse(big, &c, &msg), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(msg, "t.conf:1: line longer than"));
-	free(msg);
+	ck_assert_int_eq(parse(big, &c), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(config__error(&c), "t.conf:1: line longer than"));
 	free(big);
 }
 END_TEST
@@ -255,20 +249,19 @@ END_TEST
 START_TEST(test_same_recording)
 {
 	struct daemon_config a, b;
-	char *msg = NULL;
 
-	ck_assert_int_eq(parse("socket = none\nfrequency = 99\n", &a, &msg), 0);
+	ck_assert_int_eq(parse("socket = none\nfrequency = 99\n", &a), 0);
 	ck_assert_int_eq(parse("socket = none\nfrequency = 99\nmax_age = 1h\n"
-			       "rotate_size = 1M\n", &b, &msg), 0);
+			       "rotate_size = 1M\n", &b), 0);
 	ck_assert(config__same_recording(&a, &b)); /* retention and rotation apply live */
 	config__free(&b);
-	ck_assert_int_eq(parse("socket = none\nfrequency = 98\n", &b, &msg), 0);
+	ck_assert_int_eq(parse("socket = none\nfrequency = 98\n", &b), 0);
 	ck_assert(!config__same_recording(&a, &b));
 	config__free(&b);
-	ck_assert_int_eq(parse("socket = none\nfrequency = 99\ntarget = pid:1\n", &b, &msg), 0);
+	ck_assert_int_eq(parse("socket = none\nfrequency = 99\ntarget = pid:1\n", &b), 0);
 	ck_assert(!config__same_recording(&a, &b));
 	config__free(&b);
-	ck_assert_int_eq(parse("socket = none\nfrequency = 99\noutput_dir = /x\n", &b, &msg), 0);
+	ck_assert_int_eq(parse("socket = none\nfrequency = 99\noutput_dir = /x\n", &b), 0);
 	ck_assert(!config__same_recording(&a, &b));
 	config__free(&b);
 	config__free(&a);
@@ -279,22 +272,20 @@ START_TEST(test_load)
 {
 	char path[] = "/tmp/check_config.XXXXXX";
 	struct daemon_config c;
-	char *msg = NULL;
 	int fd = mkstemp(path);
 	const char text[] = "socket = none\nfrequency = 3\nrotate_size = 64\n";
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
 	close(fd);
-	ck_assert_int_eq(config__load(path, &c, &msg), -EINVAL);
-	ck_assert_msg(strstr(msg, ":3: bad value for rotate_size") && strstr(msg, path), "%s", msg);
-	free(msg);
+	ck_assert_int_eq(config__load(path, &c), -EINVAL);
+	ck_assert_msg(strstr(config__error(&c), ":3: bad value for rotate_size") &&
+		      strstr(config__error(&c), path), "%s", config__error(&c));
 	unlink(path);
-	ck_assert_int_eq(config__load(path, &c, &msg), -ENOENT);
-	ck_assert_ptr_nonnull(strstr(msg, "cannot read"));
-	free(msg);
-	ck_assert_int_eq(config__load("/tmp", &c, &msg), -EINVAL);
-	free(msg);
+	ck_assert_int_eq(config__load(path, &c), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(config__error(&c), "cannot read"));
+	ck_assert_int_eq(config__load("/tmp", &c), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(config__error(&c), "/tmp: not a regular file"));
 }
 END_TEST
 

@@ -140,14 +140,14 @@ static int via_config(const struct pcase *c, uint64_t *val)
 				     [DURATION] = "control_max_duration = ",
 				     [CGROUP] = "target = cgroup:" };
 	struct daemon_config cfg;
-	char text[1024], *msg = NULL;
+	char text[1024];
 	int r;
 
 	snprintf(text, sizeof(text), "socket = none\n%s%s\n", key[c->kind], c->in);
-	r = config__parse(text, strlen(text), "t.conf", &cfg, &msg);
+	r = config__parse(text, strlen(text), "t.conf", &cfg);
 	if (r < 0) {
-		ck_assert_msg(r == -EINVAL && msg && *msg, "config, '%s': %d with no reason", c->in, r);
-		free(msg);
+		ck_assert_msg(r == -EINVAL && *config__error(&cfg), "config, '%s': %d with no reason",
+			      c->in, r);
 		return 0;
 	}
 	switch (c->kind) {

@@ -69,7 +69,6 @@ int main(int argc, char **argv)
 	bool check = false;
 	struct daemon_opts o = { .log = on_log };
 	struct daemon *d;
-	char *msg = NULL;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "c:tvh", lo, NULL)) != -1) {
@@ -92,30 +91,32 @@ int main(int argc, char **argv)
 	if (check) {
 		struct daemon_config cfg;
 
-		err = config__load(config, &cfg, &msg);
+		err = config__load(config, &cfg);
 		if (err) {
-			fprintf(stderr, "precordd: %s\n", msg ? msg : strerror(-err));
-			free(msg);
+			fprintf(stderr, "precordd: %s\n", config__error(&cfg));
 			return EXIT_CONFIG;
 		}
-		err = daemon__check_recording(&cfg, &msg);
+		err = daemon__check_recording(&cfg);
+		if (err)
+			fprintf(stderr, "precordd: %s: %s\n", config, config__error(&cfg));
 		config__free(&cfg);
-		if (err) {
-			fprintf(stderr, "precordd: %s: %s\n", config, msg ? msg : strerror(-err));
-			free(msg);
+		if (err)
 			return EXIT_CONFIG;
-		}
 		printf("%s: valid\n", config);
 		return 0;
 	}
 	o.config_path = config;
-	d = daemon__new(&o, &msg);
+	d = daemon__new(&o);
 	if (!d) {
-		err = errno;
-		on_log(NULL, LOG_ERR, msg ? msg : strerror(err));
-		free(msg);
+		on_log(NULL, LOG_ERR, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	err = daemon__setup(d);
+	if (err) {
+		on_log(NULL, LOG_ERR, daemon__error(d));
+		daemon__free(d);
 		/* EINVAL: the configuration is wrong; anything else is the environment */
-		return err == EINVAL ? EXIT_CONFIG : EXIT_RUNTIME;
+		return err == -EINVAL ? EXIT_CONFIG : EXIT_RUNTIME;
 	}
 	err = daemon__run(d);
 	if (err) {

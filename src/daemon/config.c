@@ -503,8 +503,26 @@ static int check_whole(struct parse_ctx *p, const unsigned int *seen_on, unsigne
 	return 0;
 }
 
-int config__parse(const char *text, size_t len, const char *name, struct daemon_config *ret,
-		  char **ret_msg)
+const char *config__error(const struct daemon_config *c)
+{
+	return c->err;
+}
+
+/* ret on failure: empty but for the reason. */
+static int failed(struct daemon_config *ret, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int failed(struct daemon_config *ret, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(ret, 0, sizeof(*ret));
+	va_start(ap, fmt);
+	vsnprintf(ret->err, sizeof(ret->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int config__parse(const char *text, size_t len, const char *name, struct daemon_config *ret)
 {
 	struct daemon_config c;
 	struct parse_ctx p = { .c = &c };
@@ -513,7 +531,6 @@ int config__parse(const char *text, size_t len, const char *name, struct daemon_
 	size_t off = 0;
 	int err;
 
-	*ret_msg = NULL;
 	err = config__defaults(&c);
 	if (err)
 		goto out;
@@ -525,72 +542,55 @@ int config__parse(const char *text, size_t len, const char *name, struct daemon_
 		lineno++;
 		if (ll >= MAX_LINE) {
 			err = bad(&p, "line longer than %d bytes", MAX_LINE - 1);
-			goto fail_line;
+			goto out;
 		}
 		memcpy(line, text + off, ll);
 		line[ll] = 0;
 		if (memchr(line, 0, ll)) {
 			err = bad(&p, "a NUL byte in the line (is this a text file?)");
-			goto fail_line;
+			goto out;
 		}
 		err = parse_line(&p, line, seen_on, lineno);
-		if (err == -EINVAL)
-			goto fail_line;
 		if (err)
 			goto out;
 		off += ll + (nl ? 1 : 0);
 	}
-	{
-		unsigned int at = 0;
-
-		err = check_whole(&p, seen_on, &at);
-		if (err) {
-			lineno = at; /* 0: a rule about defaults, reported for the whole file */
-			goto fail_line;
-		}
+	lineno = 0; /* stays 0 for a rule about defaults: reported for the whole file */
+	err = check_whole(&p, seen_on, &lineno);
+	if (!err) {
+		*ret = c;
+		ret->err[0] = 0;
+		return 0;
 	}
-	*ret = c;
-	return 0;
-
-fail_line:
-	if (lineno)
-		err = asprintf(ret_msg, "%s:%u: %s", name, lineno, p.why);
-	else
-		err = asprintf(ret_msg, "%s: %s", name, p.why);
-	if (err < 0)
-		*ret_msg = NULL;
-	err = -EINVAL;
 out:
 	config__free(&c);
-	return err;
+	if (err != -EINVAL)
+		return failed(ret, err, "%s: %s", name, strerror(-err));
+	if (lineno)
+		return failed(ret, err, "%s:%u: %s", name, lineno, p.why);
+	return failed(ret, err, "%s: %s", name, p.why);
 }
 
-int config__load(const char *path, struct daemon_config *ret, char **ret_msg)
+int config__load(const char *path, struct daemon_config *ret)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t got = 0;
 
-	*ret_msg = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		int e = errno;
 
-		if (asprintf(ret_msg, "cannot read %s: %s%s", path, strerror(e),
-			     e == ENOENT ? " (install the sample with 'make install', or give "
-					   "another with --config)" : "") < 0)
-			*ret_msg = NULL;
-		return -e;
+		return failed(ret, -e, "cannot read %s: %s%s", path, strerror(e),
+			      e == ENOENT ? " (install the sample with 'make install', or give "
+					    "another with --config)" : "");
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_SIZE) {
-		if (asprintf(ret_msg, "%s: not a regular file of at most 1 MiB", path) < 0)
-			*ret_msg = NULL;
-		return -EINVAL;
-	}
+	if (!S_ISREG(st.st_mode) || st.st_size > MAX_CONFIG_SIZE)
+		return failed(ret, -EINVAL, "%s: not a regular file of at most 1 MiB", path);
 	buf = malloc(st.st_size + 1);
 	if (!buf)
-		return -ENOMEM;
+		return failed(ret, -ENOMEM, "cannot read %s: %s", path, strerror(ENOMEM));
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, st.st_size - got);
 
@@ -600,7 +600,7 @@ int config__load(const char *path, struct daemon_config *ret, char **ret_msg)
 			break;
 		got += n;
 	}
-	return config__parse(buf, got, path, ret, ret_msg);
+	return config__parse(buf, got, path, ret);
 }
 
 static bool str_eq(const char *a, const char *b)

@@ -43,20 +43,29 @@ struct daemon_config {
 					* file must exist) */
 	uint64_t control_max_duration_ms; /* longest `precord ctl record` (default 10 min) */
 	unsigned int control_max_sessions;/* concurrent ones (default 4) */
+	char err[512];                 /* config__error() */
 };
+
+/* Errors: every function that fails returns -errno and leaves the reason, naming the file (and
+ * the line), in config__error() of the config it was given (see README, "How it works"). On
+ * failure that config holds nothing else: config__free is then a no-op on it. */
 
 /* Fill c with the defaults (the group is not resolved: socket_gid is (gid_t)-1). Returns 0 or
  * -ENOMEM (c then holds what could be set; config__free it). */
 int config__defaults(struct daemon_config *c);
 
-/* Parse text (len bytes, need not end in a NUL) named name in messages, over the defaults.
- * Returns 0, -EINVAL with "NAME:LINE: reason" in *ret_msg (malloc'd) for a bad file, or
- * -ENOMEM. ret is filled only on success (config__free it). */
-int config__parse(const char *text, size_t len, const char *name, struct daemon_config *ret,
-		  char **ret_msg);
+/* Parse text (len bytes, need not end in a NUL) named name in messages, over the defaults, into
+ * ret (config__free it). Returns 0, -EINVAL for a bad file ("NAME:LINE: reason" in
+ * config__error(ret)), or -ENOMEM. */
+int config__parse(const char *text, size_t len, const char *name, struct daemon_config *ret);
 
-/* Read and parse path. Returns as config__parse, or -errno of reading it, with a message. */
-int config__load(const char *path, struct daemon_config *ret, char **ret_msg);
+/* Read and parse path into ret. Returns as config__parse, or -errno of reading it
+ * ("cannot read PATH: ..." in config__error(ret)). */
+int config__load(const char *path, struct daemon_config *ret);
+
+/* The reason of the last failure of parse or load into c, or of daemon__check_recording(c);
+ * "" if none. */
+const char *config__error(const struct daemon_config *c);
 
 /* Whether a and b record the same way (event, rate, targets, files...): if not, a reload must
  * start a new recording session. */

@@ -129,40 +129,46 @@ static int open_ctl(struct daemon *d)
 	return 0;
 }
 
-struct daemon *daemon__new(const struct daemon_opts *o, char **ret_msg)
+struct daemon *daemon__new(const struct daemon_opts *o)
 {
-	struct daemon *d;
-	int err;
+	struct daemon *d = calloc(1, sizeof(*d));
 
-	*ret_msg = NULL;
-	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	d->o = *o;
 	d->sig_fd = -1;
 	d->config_path = strdup(o->config_path ? o->config_path : CONFIG_DEFAULT_PATH);
 	if (!d->config_path) {
-		err = -ENOMEM;
-		goto fail;
+		free(d);
+		errno = ENOMEM;
+		return NULL;
 	}
-	err = config__load(d->config_path, &d->cfg, ret_msg);
-	if (err)
-		goto fail;
-	err = retention__prepare_dir(d);
+	return d;
+}
+
+int daemon__setup(struct daemon *d)
+{
+	int err;
+
+	if (d->setup) {
+		daemon__set_error(d, "the daemon is already set up");
+		return -EBUSY;
+	}
+	err = config__load(d->config_path, &d->cfg);
 	if (err) {
-		*ret_msg = strdup(d->err);
-		goto fail;
+		daemon__set_error(d, "%s", config__error(&d->cfg));
+		return err;
 	}
+	d->setup = true;
+	err = retention__prepare_dir(d);
+	if (err)
+		return err;
 	/* whatever the configuration says now: a reload may turn unwinding on */
 	d->compactor = compactor__new(d->cfg.compression);
 	if (!d->compactor)
 		daemon__log(d, LOG_WARNING, "cannot start the unwinding thread: %m; files keep "
 			    "their stacks");
-	return d;
-fail:
-	daemon__free(d);
-	errno = -err;
-	return NULL;
+	return 0;
 }
 
 static void reload_failed(struct daemon *d, const char *what, const char *why)
@@ -177,21 +183,17 @@ static void reload_failed(struct daemon *d, const char *what, const char *why)
 static void reload(struct daemon *d)
 {
 	struct daemon_config nc, old;
-	char *msg = NULL;
 	bool restart, new_socket, new_dir;
 	int err;
 
 	sdnotify__reloading();
 	daemon__log(d, LOG_INFO, "reloading %s", d->config_path);
-	err = config__load(d->config_path, &nc, &msg);
-	if (!err && nc.continuous && !config__same_recording(&d->cfg, &nc)) {
-		err = daemon__check_recording(&nc, &msg);
-		if (err)
-			config__free(&nc);
-	}
+	err = config__load(d->config_path, &nc);
+	if (!err && nc.continuous && !config__same_recording(&d->cfg, &nc))
+		err = daemon__check_recording(&nc);
 	if (err) {
-		reload_failed(d, "", msg ? msg : strerror(-err));
-		free(msg);
+		reload_failed(d, "", config__error(&nc));
+		config__free(&nc);
 		return;
 	}
 	restart = !config__same_recording(&d->cfg, &nc) || !d->rec;
@@ -254,6 +256,10 @@ int daemon__run(struct daemon *d)
 	bool running = true;
 	int err;
 
+	if (!d->setup) {
+		daemon__set_error(d, "the daemon is not set up (daemon__setup)");
+		return -EINVAL;
+	}
 	err = block_signals(d);
 	if (err) {
 		daemon__set_error(d, "cannot set up signal handling: %s", strerror(-err));

@@ -89,6 +89,7 @@ struct daemon {
 	size_t nr_jobs;
 	uint64_t ctl_count;
 	uint64_t jobs_bytes;        /* the control recordings' files, at the last tick */
+	bool setup;                 /* daemon__setup loaded the configuration */
 	char err[512];
 };
 

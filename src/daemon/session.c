@@ -85,14 +85,14 @@ static void session_opts(const struct daemon_config *c, void *notice_ctx, struct
 	}
 }
 
-int daemon__check_recording(const struct daemon_config *c, char **ret_msg)
+int daemon__check_recording(struct daemon_config *c)
 {
 	struct record_opts ro;
 	struct record *rec;
 	pid_t self = getpid();
 	int err;
 
-	*ret_msg = NULL;
+	c->err[0] = 0;
 	session_opts(c, NULL, &ro);
 	if (!c->all) {
 		/* the targets are looked up when recording starts; the rest is checked here */
@@ -102,12 +102,12 @@ int daemon__check_recording(const struct daemon_config *c, char **ret_msg)
 	ro.output = "/nonexistent/precordd-check.data"; /* never created: nothing starts */
 	rec = record__new();
 	if (!rec) {
-		*ret_msg = strdup(strerror(ENOMEM));
+		snprintf(c->err, sizeof(c->err), "cannot check the recording: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	err = record__setup(rec, &ro);
 	if (err)
-		*ret_msg = strdup(record__error(rec));
+		snprintf(c->err, sizeof(c->err), "%s", record__error(rec));
 	record__free(rec);
 	return err;
 }
