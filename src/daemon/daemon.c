@@ -250,10 +250,10 @@ static int block_signals(struct daemon *d)
 	return 0;
 }
 
-int daemon__run(struct daemon *d)
+/* The start of daemon__run: signals, the socket, the continuous session, READY=1. Returns 0 or
+ * -errno with the reason set. */
+static int start(struct daemon *d)
 {
-	struct pollfd pfds[1 + 64];
-	bool running = true;
 	int err;
 
 	if (!d->setup) {
@@ -287,7 +287,18 @@ int daemon__run(struct daemon *d)
 	if (d->ctl && d->cfg.socket_group && d->cfg.socket_gid == (gid_t)-1)
 		daemon__log(d, LOG_NOTICE, "group %s does not exist: only root may use the control "
 				     "socket", d->cfg.socket_group);
+	return 0;
+}
 
+int daemon__run(struct daemon *d)
+{
+	struct pollfd pfds[1 + 64];
+	bool running = true;
+	int err;
+
+	err = start(d);
+	if (err)
+		return err;
 	while (running) {
 		size_t n = 1;
 		int timeout = TICK_MS, r;
