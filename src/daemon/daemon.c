@@ -25,6 +25,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 
 #include "lib/clock.h"
@@ -62,8 +63,6 @@ const char *daemon__error(const struct daemon *d)
 static void on_request(void *ctx, struct ctl_client *c, const struct ctl_request *req)
 {
 	struct daemon *d = ctx;
-	char line[CTL_MAX_LINE], closed[256];
-
 	switch (req->verb) {
 	case CTL_STATUS:
 		status__update_rate(d);
@@ -74,19 +73,19 @@ static void on_request(void *ctx, struct ctl_client *c, const struct ctl_request
 			ctl_client__finish(c, "ERR not recording", -1);
 			break;
 		}
-		if (!session__rotate(d, closed, sizeof(closed))) {
-			snprintf(line, sizeof(line), "ERR %s", d->state_msg);
-			ctl_client__finish(c, line, -1);
-			break;
-		}
-		daemon__log(d, LOG_INFO, "control: rotated, closed %s", closed);
-		snprintf(line, sizeof(line), "OK closed=%s", closed);
-		ctl_client__finish(c, line, -1);
+		/* answered when the rotation ends; the loop goes on meanwhile */
+		session__rotate(d, c);
 		break;
 	case CTL_RECORD:
 		jobs__start(d, c, req);
 		break;
 	}
+}
+
+static void on_gone(void *ctx, struct ctl_client *c, bool orderly)
+{
+	session__client_gone(ctx, c);
+	jobs__gone(ctx, c, orderly);
 }
 
 static void on_refused(void *ctx, const struct ctl_peer *peer, const char *why)
@@ -104,7 +103,7 @@ static int open_ctl(struct daemon *d)
 		.group = d->cfg.socket_gid,
 		.ctx = d,
 		.request = on_request,
-		.gone = jobs__gone,
+		.gone = on_gone,
 		.refused = on_refused,
 	};
 	char dir[PATH_MAX], *slash;
@@ -138,9 +137,15 @@ struct daemon *daemon__new(const struct daemon_opts *o)
 	d->o = *o;
 	d->sig_fd = -1;
 	d->config_path = strdup(o->config_path ? o->config_path : CONFIG_DEFAULT_PATH);
-	if (!d->config_path) {
+	d->rot_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!d->config_path || d->rot_efd < 0) {
+		int e = d->config_path ? errno : ENOMEM;
+
+		if (d->rot_efd >= 0)
+			close(d->rot_efd);
+		free(d->config_path);
 		free(d);
-		errno = ENOMEM;
+		errno = e;
 		return NULL;
 	}
 	return d;
@@ -290,9 +295,30 @@ static int start(struct daemon *d)
 	return 0;
 }
 
+/* The signals pending on the signalfd: SIGHUP reloads (after a rotation in progress, which a
+ * reload may stop), SIGTERM and SIGINT stop. Returns false to stop. */
+static bool take_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+	bool running = true;
+
+	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP && d->rotating) {
+			d->reload_pending = true;
+		} else if (si.ssi_signo == SIGHUP) {
+			reload(d);
+		} else {
+			daemon__log(d, LOG_INFO, "%s: stopping",
+				    si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+			running = false;
+		}
+	}
+	return running;
+}
+
 int daemon__run(struct daemon *d)
 {
-	struct pollfd pfds[1 + 64];
+	struct pollfd pfds[2 + 64];
 	bool running = true;
 	int err;
 
@@ -300,15 +326,16 @@ int daemon__run(struct daemon *d)
 	if (err)
 		return err;
 	while (running) {
-		size_t n = 1;
+		size_t n = 2;
 		int timeout = TICK_MS, r;
 		uint64_t now;
 
 		pfds[0] = (struct pollfd){ .fd = d->sig_fd, .events = POLLIN };
+		pfds[1] = (struct pollfd){ .fd = d->rot_efd, .events = POLLIN };
 		if (d->ctl) {
 			int t = ctl_server__timeout(d->ctl);
 
-			n += ctl_server__pollfds(d->ctl, pfds + 1, ARRAY_SIZE(pfds) - 1);
+			n += ctl_server__pollfds(d->ctl, pfds + 2, ARRAY_SIZE(pfds) - 2);
 			if (t >= 0 && t < timeout)
 				timeout = t;
 		}
@@ -319,26 +346,23 @@ int daemon__run(struct daemon *d)
 			break;
 		}
 		if (r > 0 && (pfds[0].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					reload(d);
-				} else {
-					daemon__log(d, LOG_INFO, "%s: stopping",
-					      si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-					running = false;
-				}
-			}
+			running = take_signals(d);
 			if (!running)
 				break;
 			/* a reload may have replaced the socket: its pollfds are stale */
 			continue;
 		}
+		if (r > 0 && (pfds[1].revents & POLLIN))
+			session__rotation_done(d);
+		if (d->reload_pending && !d->rotating) {
+			d->reload_pending = false;
+			reload(d);
+			continue;
+		}
 		if (d->ctl && r > 0)
-			ctl_server__handle(d->ctl, pfds + 1, n - 1);
+			ctl_server__handle(d->ctl, pfds + 2, n - 2);
 		else if (d->ctl)
-			ctl_server__handle(d->ctl, pfds + 1, 0); /* deadlines */
+			ctl_server__handle(d->ctl, pfds + 2, 0); /* deadlines */
 		session__tick(d);
 		retention__take_unwound(d);
 		jobs__tick(d);
@@ -381,5 +405,7 @@ void daemon__free(struct daemon *d)
 	free(d->config_path);
 	if (d->sig_fd >= 0)
 		close(d->sig_fd);
+	if (d->rot_efd >= 0)
+		close(d->rot_efd);
 	free(d);
 }

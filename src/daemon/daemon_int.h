@@ -1,12 +1,14 @@
 /* What the parts of precordd's loop share: the daemon's state and each part's entry points.
  * Private to src/daemon (daemon.c: lifecycle, signals and the loop; retention.c: the files and
  * the disk budget; session.c: continuous recording and rotation; status.c: status lines;
- * jobs.c: the recordings asked over the control socket). Everything runs on the daemon's one
- * thread. */
+ * jobs.c: the recordings asked over the control socket). Everything runs on the daemon's loop
+ * thread, except a rotation's record__rotate (see session.c: while d->rotating the loop does not
+ * touch d->rec) and the compactor's unwinding (compact.c). */
 #ifndef PRECORD_DAEMON_INT_H
 #define PRECORD_DAEMON_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include "daemon/config.h"
 #include "daemon/ctl.h"
 #include "daemon/daemon.h"
+#include "record/record.h"
 
 struct creds;
 struct record;
@@ -28,6 +31,8 @@ struct record_opts;
 #define CTL_DIR ".control"
 /* a longer rotation counts as this long in the headroom (see session__headroom()) */
 #define MAX_ROT_MS 2000
+/* `precord ctl rotate` callers waiting for a rotation at once; more are told to try again */
+#define MAX_ROT_WAITERS 8
 
 struct dfile {
 	uint32_t seq;
@@ -78,6 +83,27 @@ struct daemon {
 	struct compactor *compactor; /* unwinds closed files into call chains (unwind = yes) */
 	uint64_t unwound, unwound_saved; /* files swapped for their call-chain copy; bytes saved */
 
+	/* A rotation in progress: record__rotate runs on rot_thread, which says it is done on
+	 * rot_efd; meanwhile the loop leaves d->rec alone and status shows rec_stats, taken
+	 * before it began. The loop only reads rot_err/rot_why/rot_took after joining. */
+	bool rotating, rot_threaded, reload_pending;
+	pthread_t rot_thread;
+	int rot_efd;
+	int rot_err;                /* record__rotate's */
+	bool rot_new_exists;        /* the new file was started (recording goes on there) */
+	uint64_t rot_took_ms;
+	char rot_why[512];
+	char rot_old[PATH_MAX], rot_next[PATH_MAX], rot_starting[PATH_MAX];
+	uint32_t rot_seq, rot_old_seq;
+	uint64_t rot_before;        /* size of the old file when the rotation began */
+	uint64_t rot_new_bytes;     /* the new file's size, at the last tick of the rotation */
+	struct record_stats rec_stats; /* of d->rec, at the last look outside a rotation */
+	struct rot_waiter {
+		struct ctl_client *c;
+		bool next;          /* came during a rotation: waits for the one after it */
+	} rot_waiters[MAX_ROT_WAITERS];
+	size_t nr_rot_waiters;
+
 	/* status */
 	uint64_t rate_bytes, rate_t_ms;
 	double rate;                /* bytes per second written, last status interval */
@@ -121,8 +147,15 @@ void session__notice(void *ctx, const char *msg);
 int session__start(struct daemon *d);
 void session__stop(struct daemon *d);
 uint64_t session__headroom(const struct daemon *d);
-/* Returns the name of the file that was closed (in closed), or NULL. */
-const char *session__rotate(struct daemon *d, char *closed, size_t size);
+/* Begin a rotation on its thread, unless one is in progress. waiter (may be NULL) is answered
+ * when a rotation that began after its request ends: "OK closed=NAME" or "ERR why". */
+void session__rotate(struct daemon *d, struct ctl_client *waiter);
+/* The rotation thread said it is done: take its result (the loop polls rot_efd). */
+void session__rotation_done(struct daemon *d);
+/* A control client went away: forget it if it waits for a rotation. */
+void session__client_gone(struct daemon *d, struct ctl_client *c);
+/* d->rec's statistics, live, or as they were before a rotation in progress. */
+void session__stats(struct daemon *d, struct record_stats *ret);
 void session__tick(struct daemon *d);
 bool session__restart(struct daemon *d, struct daemon_config *old, bool may_revert);
 

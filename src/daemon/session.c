@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +173,8 @@ int session__start(struct daemon *d)
 	return 0;
 }
 
+static void finish_rotation(struct daemon *d);
+
 void session__stop(struct daemon *d)
 {
 	struct record_stats st;
@@ -178,6 +182,7 @@ void session__stop(struct daemon *d)
 
 	if (!d->rec)
 		return;
+	finish_rotation(d);
 	err = record__stop(d->rec);
 	record__stats(d->rec, &st);
 	d->past_samples += st.samples;
@@ -208,62 +213,240 @@ uint64_t session__headroom(const struct daemon *d)
 	return h < d->cfg.rotate_size ? h : d->cfg.rotate_size;
 }
 
-/* Returns the name of the file that was closed, or NULL. */
-const char *session__rotate(struct daemon *d, char *closed, size_t size)
-{
-	char next[PATH_MAX], old[PATH_MAX], starting[PATH_MAX];
-	uint32_t seq = d->next_seq, old_seq = d->cur_seq;
-	uint64_t before, t0;
-	int err;
+/* Rotation. The slow part, record__rotate (describing every running process into the new
+ * file from /proc, then finishing the old one: build ids, features, header), runs on a thread
+ * of its own, so that the loop keeps serving the control socket, the jobs and the budget. The
+ * readers keep writing the old file until record__rotate swaps in the new one, and the new one
+ * from then on. While d->rotating, the loop does not touch d->rec (no poll, sync or stats: a
+ * status shows the statistics of before the rotation); what it does is keep the budget, with
+ * both files counted. The names, the closed list and the hook run on the loop, at the end. */
 
+static void *rotation_thread(void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t t0 = clock__ms(), one = 1;
+	int err = record__rotate(d->rec, d->rot_starting);
+
+	d->rot_took_ms = clock__ms() - t0;
+	d->rot_err = err;
+	d->rot_new_exists = !err || access(d->rot_starting, F_OK) == 0;
+	if (err)
+		snprintf(d->rot_why, sizeof(d->rot_why), "%s", record__error(d->rec));
+	/* the loop joins the thread before it reads any of the above */
+	while (write(d->rot_efd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* Start the thread (no signal for it: the loop takes them from a signalfd, which sees only
+ * signals that every thread blocks). Without a thread, the rotation runs here. */
+static void start_rotation_thread(struct daemon *d)
+{
+	sigset_t all, old;
+	int e;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	e = pthread_create(&d->rot_thread, NULL, rotation_thread, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	d->rot_threaded = e == 0;
+	if (e) {
+		daemon__log(d, LOG_WARNING, "cannot start a rotation thread: %s; rotating on the loop",
+			    strerror(e));
+		rotation_thread(d);
+	}
+}
+
+static bool begin_rotation(struct daemon *d)
+{
+	uint32_t seq = d->next_seq;
+
+	if (!d->rec || d->rotating)
+		return false;
+	session__stats(d, &d->rec_stats);
 	/* room for the open file, its features and the next file's start */
 	retention__enforce(d, d->cur_bytes + session__headroom(d) + 2 * d->start_bytes);
-	retention__make_name(d, seq, next, sizeof(next), true);
-	retention__starting_name(next, starting, sizeof(starting));
-	snprintf(old, sizeof(old), "%s", d->cur_path);
-	before = retention__size_of(old);
-	t0 = clock__ms();
-	err = record__rotate(d->rec, starting);
-	d->rot_ms = clock__ms() - t0;
-	if (err && access(starting, F_OK) != 0) {
+	retention__make_name(d, seq, d->rot_next, sizeof(d->rot_next), true);
+	retention__starting_name(d->rot_next, d->rot_starting, sizeof(d->rot_starting));
+	snprintf(d->rot_old, sizeof(d->rot_old), "%s", d->cur_path);
+	d->rot_seq = seq;
+	d->rot_old_seq = d->cur_seq;
+	d->rot_before = retention__size_of(d->rot_old);
+	d->rot_new_bytes = 0;
+	d->rot_err = 0;
+	d->rot_why[0] = 0;
+	d->rotating = true;
+	start_rotation_thread(d);
+	return true;
+}
+
+/* Answer the waiters of the rotation that ended (closed: the file's name, or NULL when it
+ * failed); those that came during it wait for the next one, which begins now. */
+static void answer_waiters(struct daemon *d, const char *closed)
+{
+	char line[CTL_MAX_LINE];
+	size_t keep = 0;
+
+	if (closed)
+		snprintf(line, sizeof(line), "OK closed=%s", closed);
+	else
+		snprintf(line, sizeof(line), "ERR %s", d->state_msg[0] ? d->state_msg :
+			 "not recording");
+	for (size_t i = 0; i < d->nr_rot_waiters; i++) {
+		struct rot_waiter *w = &d->rot_waiters[i];
+
+		if (!w->next) {
+			if (closed)
+				daemon__log(d, LOG_INFO, "control: rotated, closed %s", closed);
+			ctl_client__finish(w->c, line, -1);
+			continue;
+		}
+		d->rot_waiters[keep++] = (struct rot_waiter){ w->c, false };
+	}
+	d->nr_rot_waiters = keep;
+	if (keep && !begin_rotation(d)) {
+		snprintf(line, sizeof(line), "ERR %s", d->state_msg[0] ? d->state_msg :
+			 "not recording");
+		for (size_t i = 0; i < keep; i++)
+			ctl_client__finish(d->rot_waiters[i].c, line, -1);
+		d->nr_rot_waiters = 0;
+	}
+}
+
+/* Hook point: the file at path was finished, has its final name and counts in the closed
+ * list (on the loop). Whatever is done with a finished file starts here. */
+static void rotation_finished(struct daemon *d, const char *path)
+{
+	retention__unwind_last(d);
+}
+
+/* The rotation ended: join its thread and take the result. When a failure left recording in
+ * the old file, it is tried again in 5 s. Returns the closed file's name (in closed), or
+ * NULL. */
+static const char *end_rotation(struct daemon *d, char *closed, size_t size)
+{
+	const char *b;
+	size_t l;
+
+	if (d->rot_threaded)
+		pthread_join(d->rot_thread, NULL);
+	d->rotating = false;
+	d->rot_threaded = false;
+	d->rot_new_bytes = 0;
+	d->rot_ms = d->rot_took_ms;
+	if (!d->rot_new_exists) {
 		/* the new file could not be started: recording goes on in the old one */
-		daemon__log(d, LOG_ERR, "cannot rotate: %s; trying again in 5 s", record__error(d->rec));
-		snprintf(d->state_msg, sizeof(d->state_msg), "rotation failed: %s",
-			 record__error(d->rec));
+		daemon__log(d, LOG_ERR, "cannot rotate: %s; trying again in 5 s", d->rot_why);
+		snprintf(d->state_msg, sizeof(d->state_msg), "rotation failed: %.200s", d->rot_why);
 		d->rotate_fail_until_ms = clock__ms() + 5000;
 		return NULL;
 	}
-	if (err)
-		daemon__log(d, LOG_ERR, "%s", record__error(d->rec));
-	d->next_seq = seq + 1;
-	d->cur_seq = seq;
-	if (rename(starting, next) < 0)
-		snprintf(next, sizeof(next), "%s", starting);
-	snprintf(d->cur_path, sizeof(d->cur_path), "%s", next);
+	if (d->rot_err)
+		daemon__log(d, LOG_ERR, "%s", d->rot_why);
+	d->next_seq = d->rot_seq + 1;
+	d->cur_seq = d->rot_seq;
+	if (rename(d->rot_starting, d->rot_next) < 0)
+		snprintf(d->rot_next, sizeof(d->rot_next), "%s", d->rot_starting);
+	snprintf(d->cur_path, sizeof(d->cur_path), "%s", d->rot_next);
 	{
-		uint64_t after = retention__size_of(old), g = after > before ? after - before : 0;
+		uint64_t after = retention__size_of(d->rot_old);
+		uint64_t g = after > d->rot_before ? after - d->rot_before : 0;
 
 		d->rot_growth = g > d->rot_growth ? g : d->rot_growth - d->rot_growth / 8;
 		daemon__log(d, LOG_DEBUG, "rotated in %llu ms at %llu bytes (headroom %llu), closed at "
-		      "%llu", (unsigned long long)d->rot_ms, (unsigned long long)before,
+		      "%llu", (unsigned long long)d->rot_ms, (unsigned long long)d->rot_before,
 		      (unsigned long long)session__headroom(d), (unsigned long long)after);
 	}
-	retention__close_file(d, old, old_seq);
-	retention__unwind_last(d);
+	retention__close_file(d, d->rot_old, d->rot_old_seq);
 	d->rotations++;
-	d->file_started_ms = clock__ms();
-	d->cur_bytes = d->start_bytes = retention__size_of(next);
-	d->state_msg[0] = 0;
-	retention__enforce(d, d->cfg.rotate_size);
-	if (closed) {
-		const char *b = strrchr(old, '/') + 1;
-		size_t l = strlen(b);
+	if (d->nr_files && d->files[d->nr_files - 1].seq == d->rot_old_seq) {
+		char final[PATH_MAX];
 
-		if (l > 8 && !strcmp(b + l - 8, ".partial"))
-			l -= 8;
-		snprintf(closed, size, "%.*s", (int)l, b);
+		snprintf(final, sizeof(final), "%s/%s", d->cfg.output_dir,
+			 d->files[d->nr_files - 1].name);
+		rotation_finished(d, final);
 	}
+	d->file_started_ms = clock__ms();
+	d->cur_bytes = d->start_bytes = retention__size_of(d->cur_path);
+	d->state_msg[0] = 0;
+	session__stats(d, &d->rec_stats);
+	b = strrchr(d->rot_old, '/') + 1;
+	l = strlen(b);
+	if (l > 8 && !strcmp(b + l - 8, ".partial"))
+		l -= 8;
+	snprintf(closed, size, "%.*s", (int)l, b);
+	retention__enforce(d, d->cfg.rotate_size);
 	return closed;
+}
+
+void session__rotation_done(struct daemon *d)
+{
+	char closed[256];
+	uint64_t n;
+
+	if (!d->rotating || read(d->rot_efd, &n, sizeof(n)) != sizeof(n))
+		return;
+	answer_waiters(d, end_rotation(d, closed, sizeof(closed)));
+}
+
+/* Wait for a rotation in progress (stop, reload): its waiters are answered, none begins. */
+static void finish_rotation(struct daemon *d)
+{
+	char closed[256], line[CTL_MAX_LINE];
+	const char *c;
+	uint64_t n;
+
+	if (!d->rotating)
+		return;
+	c = end_rotation(d, closed, sizeof(closed));
+	/* joined: its write is there (or the rotation ran on the loop); take it */
+	while (read(d->rot_efd, &n, sizeof(n)) < 0 && errno == EINTR)
+		;
+	snprintf(line, sizeof(line), c ? "OK closed=%s" : "ERR %s", c ? c : d->state_msg);
+	for (size_t i = 0; i < d->nr_rot_waiters; i++)
+		ctl_client__finish(d->rot_waiters[i].c, d->rot_waiters[i].next ?
+				   "ERR recording stopped" : line, -1);
+	d->nr_rot_waiters = 0;
+}
+
+void session__rotate(struct daemon *d, struct ctl_client *waiter)
+{
+	if (waiter && d->nr_rot_waiters == MAX_ROT_WAITERS) {
+		ctl_client__finish(waiter, "ERR busy: rotations are already asked for; try again", -1);
+		return;
+	}
+	if (waiter)
+		d->rot_waiters[d->nr_rot_waiters++] = (struct rot_waiter){ waiter, d->rotating };
+	if (d->rotating)
+		return;
+	if (!begin_rotation(d))
+		answer_waiters(d, NULL);
+}
+
+void session__client_gone(struct daemon *d, struct ctl_client *c)
+{
+	for (size_t i = 0; i < d->nr_rot_waiters; i++) {
+		if (d->rot_waiters[i].c != c)
+			continue;
+		memmove(d->rot_waiters + i, d->rot_waiters + i + 1,
+			(d->nr_rot_waiters - i - 1) * sizeof(*d->rot_waiters));
+		d->nr_rot_waiters--;
+		return;
+	}
+}
+
+void session__stats(struct daemon *d, struct record_stats *ret)
+{
+	if (!d->rec) {
+		memset(ret, 0, sizeof(*ret));
+		return;
+	}
+	if (d->rotating) {
+		*ret = d->rec_stats;
+		return;
+	}
+	record__stats(d->rec, ret);
+	d->rec_stats = *ret;
 }
 
 void session__tick(struct daemon *d)
@@ -273,6 +456,14 @@ void session__tick(struct daemon *d)
 
 	if (!d->rec)
 		return;
+	if (d->rotating) {
+		/* the old file takes ring data until the swap, then its features; the new one its
+		 * start: both count until the rotation ends */
+		d->cur_bytes = retention__size_of(d->cur_path);
+		d->rot_new_bytes = retention__size_of(d->rot_starting);
+		retention__enforce(d, d->cur_bytes + d->rot_new_bytes + session__headroom(d));
+		return;
+	}
 	r = record__poll(d->rec, 0);
 	/* the header's data size at every tick: a kill -9 loses at most a tick of data */
 	record__sync(d->rec);
@@ -296,7 +487,7 @@ void session__tick(struct daemon *d)
 	      (size >= d->cfg.rotate_size ||
 	       (size > d->start_bytes && size - d->start_bytes >= d->cfg.rotate_size / 8))) ||
 	     (d->cfg.rotate_interval_ms && now - d->file_started_ms >= d->cfg.rotate_interval_ms)))
-		session__rotate(d, NULL, 0);
+		session__rotate(d, NULL);
 	/* a burst may have outrun the estimate: keep the whole within the budget */
 	retention__enforce(d, d->cur_bytes + session__headroom(d));
 }

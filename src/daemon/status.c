@@ -1,5 +1,7 @@
 /* precordd's status: the one-line summary for the service manager (STATUS=) and the
- * key = value reply to `precord ctl status`, from the session's and the jobs' statistics. */
+ * key = value reply to `precord ctl status`, from the session's and the jobs' statistics.
+ * Nothing here waits for a rotation: during one, the session's statistics are those of
+ * before it (session__stats). */
 #include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 
@@ -30,7 +32,7 @@ static void totals(struct daemon *d, struct totals *t)
 	t->samples = d->past_samples;
 	t->lost = d->past_lost;
 	if (d->rec) {
-		record__stats(d->rec, &st);
+		session__stats(d, &st);
 		t->samples += st.samples;
 		t->lost += st.lost_events + st.lost_samples;
 		t->written = st.bytes_written;
@@ -47,7 +49,7 @@ void status__line(struct daemon *d, char *buf, size_t size)
 	char disk[32], budget[32], rate[32];
 
 	totals(d, &t);
-	human__bytes(d->closed_bytes + d->cur_bytes, disk, sizeof(disk));
+	human__bytes(d->closed_bytes + d->cur_bytes + d->rot_new_bytes, disk, sizeof(disk));
 	human__bytes(d->cfg.max_total_size, budget, sizeof(budget));
 	human__bytes((uint64_t)d->rate, rate, sizeof(rate));
 	if (d->rec)
@@ -67,9 +69,9 @@ void status__update_rate(struct daemon *d)
 	uint64_t now = clock__ms();
 	struct record_stats st;
 
-	if (!d->rec || now <= d->rate_t_ms)
+	if (!d->rec || d->rotating || now <= d->rate_t_ms)
 		return;
-	record__stats(d->rec, &st);
+	session__stats(d, &st);
 	/* bytes_written restarts with each file: count the read side, which does not */
 	d->rate = (double)(st.bytes_read - d->rate_bytes) * 1000.0 / (double)(now - d->rate_t_ms);
 	if (st.bytes_read < d->rate_bytes)
@@ -97,14 +99,14 @@ void status__reply(struct daemon *d, struct ctl_client *c)
 	snprintf(line, sizeof(line), "OK state=%s files=%zu disk_bytes=%llu budget_bytes=%llu "
 		 "current=%s rotations=%llu deleted=%llu samples=%llu lost=%llu rate_bps=%.0f "
 		 "paused_s=%.3f sessions=%zu sessions_bytes=%llu unwound=%llu unwound_saved_bytes=%llu "
-		 "unwinding=%u", d->rec ? "recording" : "idle",
+		 "unwinding=%u rotating=%d", d->rec ? "recording" : "idle",
 		 d->nr_files + (d->rec ? 1 : 0),
-		 (unsigned long long)(d->closed_bytes + d->cur_bytes),
+		 (unsigned long long)(d->closed_bytes + d->cur_bytes + d->rot_new_bytes),
 		 (unsigned long long)d->cfg.max_total_size, cur, (unsigned long long)d->rotations,
 		 (unsigned long long)d->deleted, (unsigned long long)t.samples,
 		 (unsigned long long)t.lost, d->rate, t.paused, d->nr_jobs,
 		 (unsigned long long)d->jobs_bytes, (unsigned long long)d->unwound,
 		 (unsigned long long)d->unwound_saved,
-		 d->compactor ? compactor__pending(d->compactor) : 0);
+		 d->compactor ? compactor__pending(d->compactor) : 0, d->rotating);
 	ctl_client__finish(c, line, -1);
 }
