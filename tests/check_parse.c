@@ -174,15 +174,14 @@ static int via_socket(const struct pcase *c, uint64_t *val)
 				     [DURATION] = "record pid=1 duration=%s",
 				     [CGROUP] = "record cgroup=%s", [SIZE] = NULL };
 	struct ctl_request req;
-	const char *why = NULL;
 	char line[1024];
 	int n;
 
 	if (!fmt[c->kind])
 		return -1;
 	n = snprintf(line, sizeof(line), fmt[c->kind], c->in);
-	if (ctl__parse_request(line, (size_t)n, &req, &why) < 0) {
-		ck_assert_msg(why && *why, "socket, '%s': refused with no reason", c->in);
+	if (ctl__parse_request(line, (size_t)n, &req) < 0) {
+		ck_assert_msg(*ctl__request_error(&req), "socket, '%s': refused with no reason", c->in);
 		return 0;
 	}
 	switch (c->kind) {

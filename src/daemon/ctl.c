@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,22 +104,32 @@ static const char *record_request(char *p, struct ctl_request *r)
 	return NULL;
 }
 
-int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, const char **ret_why)
+/* ret on failure: empty but for the reason. Returns -EINVAL. */
+static int refused_request(struct ctl_request *ret, const char *why)
+{
+	*ret = (struct ctl_request){ .callgraph = -1 };
+	snprintf(ret->err, sizeof(ret->err), "%s", why);
+	return -EINVAL;
+}
+
+const char *ctl__request_error(const struct ctl_request *req)
+{
+	return req->err;
+}
+
+int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret)
 {
 	char line[CTL_MAX_LINE];
 	struct ctl_request r = { .callgraph = -1 };
 	const char *why = NULL;
 	char *p, *word;
 
-	if (len >= sizeof(line)) {
-		*ret_why = "request too long";
-		return -EINVAL;
-	}
+	if (len >= sizeof(line))
+		return refused_request(ret, "request too long");
 	for (size_t i = 0; i < len; i++)
-		if (buf[i] != ' ' && !isgraph((unsigned char)buf[i])) {
-			*ret_why = "malformed request: only printable ASCII and spaces are allowed";
-			return -EINVAL;
-		}
+		if (buf[i] != ' ' && !isgraph((unsigned char)buf[i]))
+			return refused_request(ret, "malformed request: only printable ASCII and "
+					       "spaces are allowed");
 	memcpy(line, buf, len);
 	line[len] = 0;
 	p = line;
@@ -135,10 +146,8 @@ int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, con
 		why = "status and rotate take no arguments";
 	if (!why && r.verb == CTL_RECORD)
 		why = record_request(p, &r);
-	if (why) {
-		*ret_why = why;
-		return -EINVAL;
-	}
+	if (why)
+		return refused_request(ret, why);
 	*ret = r;
 	return 0;
 }
@@ -270,22 +279,34 @@ static const char *group_name(gid_t g, char *buf, size_t size)
 	return buf;
 }
 
-int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_request *req,
-		   const char *proc_root, const char *cgroup_root, char *why, size_t why_size)
+const char *ctl__peer_error(const struct ctl_peer *peer)
+{
+	return peer->err;
+}
+
+static int deny(struct ctl_peer *peer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int deny(struct ctl_peer *peer, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(peer->err, sizeof(peer->err), fmt, ap);
+	va_end(ap);
+	return -EPERM;
+}
+
+int ctl__authorize(struct ctl_peer *peer, gid_t group, const struct ctl_request *req)
 {
 	char gname[64];
 
-	(void)proc_root;
-	(void)cgroup_root;
+	peer->err[0] = 0;
 	if (peer->uid == 0)
 		return 0;
 	if (!ctl__peer_in_group(peer, group)) {
 		if (group == (gid_t)-1)
-			snprintf(why, why_size, "permission denied: only root may use this socket");
-		else
-			snprintf(why, why_size, "permission denied: uid %u is not in group %s",
-				 (unsigned int)peer->uid, group_name(group, gname, sizeof(gname)));
-		return -EPERM;
+			return deny(peer, "permission denied: only root may use this socket");
+		return deny(peer, "permission denied: uid %u is not in group %s",
+			    (unsigned int)peer->uid, group_name(group, gname, sizeof(gname)));
 	}
 	if (!req)
 		return 0; /* membership alone: the connect-time check */
@@ -293,14 +314,12 @@ int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_re
 	case CTL_STATUS:
 		return 0;
 	case CTL_ROTATE:
-		snprintf(why, why_size, "permission denied: only root may rotate");
-		return -EPERM;
+		return deny(peer, "permission denied: only root may rotate");
 	case CTL_RECORD:
 		/* which processes: the kernel decides, when the events are opened as the peer */
 		return 0;
 	}
-	snprintf(why, why_size, "unknown request");
-	return -EPERM;
+	return deny(peer, "unknown request");
 }
 
 /* ---- server ---- */
@@ -327,20 +346,14 @@ struct ctl_server {
 	ino_t ino;
 	struct ctl_client **clients;
 	size_t nr;
+	bool bound;           /* path is our socket (until another server replaces it) */
+	char err[512];        /* ctl_server__error() */
 };
 
 struct ctl_server *ctl_server__new(const struct ctl_server_opts *o)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct ctl_server *s;
-	struct stat st;
-	int e;
+	struct ctl_server *s = calloc(1, sizeof(*s));
 
-	if (!o->path || strlen(o->path) >= sizeof(sa.sun_path) || o->path[0] != '/') {
-		errno = EINVAL;
-		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->o = *o;
@@ -351,42 +364,66 @@ struct ctl_server *ctl_server__new(const struct ctl_server_opts *o)
 		s->o.max_per_uid = 4;
 	if (s->o.request_timeout_ms <= 0)
 		s->o.request_timeout_ms = 2000;
-	s->path = strdup(o->path);
+	s->path = o->path ? strdup(o->path) : NULL;
 	s->clients = calloc(2 * (size_t)s->o.max_clients, sizeof(*s->clients));
-	if (!s->path || !s->clients)
-		goto fail;
+	if ((o->path && !s->path) || !s->clients) {
+		ctl_server__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+const char *ctl_server__error(const struct ctl_server *s)
+{
+	return s->err;
+}
+
+static int listen_failed(struct ctl_server *s, int e, const char *remedy)
+{
+	snprintf(s->err, sizeof(s->err), "cannot listen on %s: %s%s", s->path ? s->path : "(none)",
+		 strerror(e), remedy);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	return -e;
+}
+
+int ctl_server__listen(struct ctl_server *s)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int e;
+
+	s->err[0] = 0;
+	if (s->fd >= 0) {
+		snprintf(s->err, sizeof(s->err), "cannot listen on %s: already listening", s->path);
+		return -EBUSY;
+	}
+	if (!s->path || strlen(s->path) >= sizeof(sa.sun_path) || s->path[0] != '/')
+		return listen_failed(s, EINVAL, " (an absolute path of at most 107 bytes)");
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->fd < 0)
-		goto fail;
-	strcpy(sa.sun_path, o->path);
+		return listen_failed(s, errno, "");
+	strcpy(sa.sun_path, s->path);
 	/* A socket left by an earlier run is replaced; anything else there is not ours. */
-	if (lstat(o->path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			errno = EEXIST;
-			goto fail;
-		}
-		unlink(o->path);
+	if (lstat(s->path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return listen_failed(s, EEXIST, " (and it is not a socket: remove it, or set "
+					     "another socket path)");
+		unlink(s->path);
 	}
 	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		goto fail;
-	if (chmod(o->path, 0666) < 0 || listen(s->fd, 16) < 0 || stat(o->path, &st) < 0) {
+		return listen_failed(s, errno, "");
+	if (chmod(s->path, 0666) < 0 || listen(s->fd, 16) < 0 || stat(s->path, &st) < 0) {
 		e = errno;
-		unlink(o->path);
-		errno = e;
-		goto fail;
+		unlink(s->path);
+		return listen_failed(s, e, "");
 	}
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
-	return s;
-fail:
-	e = errno;
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s->path);
-	free(s->clients);
-	free(s);
-	errno = e;
-	return NULL;
+	s->bound = true;
+	return 0;
 }
 
 void ctl_server__set_group(struct ctl_server *s, gid_t group)
@@ -615,7 +652,6 @@ static bool accept_one(struct ctl_server *s)
 	socklen_t cl = sizeof(cred);
 	struct ctl_client *c;
 	const char *refused;
-	char why[256];
 	int fd;
 
 	fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -640,8 +676,8 @@ static bool accept_one(struct ctl_server *s)
 	c->state = CLIENT_READING;
 	c->deadline_ms = clock__ms() + (uint64_t)s->o.request_timeout_ms;
 	/* who it is first: a refused peer never holds a slot */
-	if (ctl__authorize(&c->peer, s->o.group, NULL, NULL, NULL, why, sizeof(why)))
-		refused = why;
+	if (ctl__authorize(&c->peer, s->o.group, NULL))
+		refused = ctl__peer_error(&c->peer);
 	else
 		refused = no_room(s, &c->peer);
 	if (refused) {
@@ -709,8 +745,6 @@ bool ctl_client__same_pidns(const struct ctl_client *c)
 static void read_client(struct ctl_server *s, struct ctl_client *c, short revents)
 {
 	struct ctl_request req;
-	const char *why;
-	char awhy[256];
 	char *nl;
 	ssize_t n;
 
@@ -749,13 +783,12 @@ static void read_client(struct ctl_server *s, struct ctl_client *c, short revent
 		refuse(s, c, "one request per connection");
 		return;
 	}
-	if (ctl__parse_request(c->buf, (size_t)(nl - c->buf), &req, &why)) {
-		refuse(s, c, why);
+	if (ctl__parse_request(c->buf, (size_t)(nl - c->buf), &req)) {
+		refuse(s, c, ctl__request_error(&req));
 		return;
 	}
-	if (ctl__authorize(&c->peer, s->o.group, &req, s->o.proc_root, s->o.cgroup_root, awhy,
-			   sizeof(awhy))) {
-		refuse(s, c, awhy);
+	if (ctl__authorize(&c->peer, s->o.group, &req)) {
+		refuse(s, c, ctl__peer_error(&c->peer));
 		return;
 	}
 	c->state = CLIENT_BUSY;
@@ -816,7 +849,7 @@ void ctl_server__free(struct ctl_server *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	/* remove the path only if it is still our socket (a new daemon may have replaced it) */
-	if (s->path && stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+	if (s->bound && stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
 		unlink(s->path);
 	free(s->path);
 	free(s->clients);

@@ -52,6 +52,7 @@ struct ctl_request {
 	int callgraph;          /* record: -1 default, else an enum callgraph_mode */
 	uint32_t stack_size;    /* record, dwarf: stack bytes per sample (0: the default) */
 	bool lossless;
+	char err[256];          /* ctl__request_error(): why the request was refused */
 };
 
 struct ctl_peer {
@@ -63,11 +64,19 @@ struct ctl_peer {
 	gid_t groups[CREDS_MAX_GROUPS];
 	size_t nr_groups;
 	unsigned long long cap_eff;
+	char err[256];          /* ctl__peer_error(): why ctl__authorize refused it */
 };
 
-/* Parse one request (the bytes before '\n', which must not be included). Returns 0, or
- * -EINVAL with a static reason in *ret_why. */
-int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret, const char **ret_why);
+/* Errors: every function that fails returns -errno (NULL with errno set for a constructor) and,
+ * where a reason helps, leaves it in the object it was given: the request a parse fills, the
+ * peer that was refused (see README, "How it works"). */
+
+/* Parse one request (the bytes before '\n', which must not be included) into ret. Returns 0,
+ * or -EINVAL with the reason in ctl__request_error(ret) (ret then holds nothing else). */
+int ctl__parse_request(const char *buf, size_t len, struct ctl_request *ret);
+
+/* Why the parse that filled req refused it; "" if it did not. */
+const char *ctl__request_error(const struct ctl_request *req);
 
 /* Write req as a request line with its '\n'. Returns its length, or -ENOSPC / -EINVAL. */
 int ctl__format_request(const struct ctl_request *req, char *buf, size_t size);
@@ -79,10 +88,13 @@ bool ctl__peer_in_group(const struct ctl_peer *peer, gid_t group);
  * Returns 0, -ENOENT, -EINVAL (a path with ".."), -ENOMEM, -errno. */
 int ctl__cgroup_pids(const char *cgroup_root, const char *path, pid_t **ret, size_t *ret_nr);
 
-/* May peer do req? group is (gid_t)-1 when only root may use the socket. Returns 0, or -EPERM
- * (-ESRCH for a target that does not exist) with the reason in why. */
-int ctl__authorize(const struct ctl_peer *peer, gid_t group, const struct ctl_request *req,
-		   const char *proc_root, const char *cgroup_root, char *why, size_t why_size);
+/* May peer do req (NULL: connect at all)? group is (gid_t)-1 when only root may use the
+ * socket. Which processes a record may target is not decided here (see above). Returns 0, or
+ * -EPERM with the reason in ctl__peer_error(peer). */
+int ctl__authorize(struct ctl_peer *peer, gid_t group, const struct ctl_request *req);
+
+/* Why ctl__authorize last refused peer; "" if it did not. */
+const char *ctl__peer_error(const struct ctl_peer *peer);
 
 struct ctl_server;
 struct ctl_client;
@@ -95,8 +107,6 @@ struct ctl_server_opts {
 				    * has as many again of its own */
 	unsigned int max_per_uid;  /* connections of one non-root uid at once (0: 4) */
 	int request_timeout_ms;    /* to send the whole request (0: 2000) */
-	const char *proc_root;     /* NULL: /proc */
-	const char *cgroup_root;   /* NULL: /sys/fs/cgroup */
 	void *ctx;
 	/* A valid, authorized request. The handler answers with ctl_client__send and ends with
 	 * ctl_client__finish, now or later (the client is then kept until finished or gone). */
@@ -109,8 +119,17 @@ struct ctl_server_opts {
 	void (*refused)(void *ctx, const struct ctl_peer *peer, const char *why);
 };
 
-/* Listen on opts->path. Returns NULL with errno set. */
+/* A server for opts (copied; its strings must outlive the server). Returns NULL with errno
+ * ENOMEM (the only failure: nothing to explain). */
 struct ctl_server *ctl_server__new(const struct ctl_server_opts *opts);
+
+/* Listen on opts->path. Returns 0 or -errno (-EINVAL for a path that is not absolute or too
+ * long, -EEXIST when something other than a socket is there, -EBUSY when already listening,
+ * or of socket, bind, listen), with the reason, naming the path, in ctl_server__error(). */
+int ctl_server__listen(struct ctl_server *s);
+
+/* The last failure of ctl_server__listen; "" if none. */
+const char *ctl_server__error(const struct ctl_server *s);
 
 /* Change who may connect (a reload); connected clients keep their answer. */
 void ctl_server__set_group(struct ctl_server *s, gid_t group);

@@ -107,6 +107,7 @@ static int open_ctl(struct daemon *d)
 		.refused = on_refused,
 	};
 	char dir[PATH_MAX], *slash;
+	int err;
 
 	if (!d->cfg.socket_path)
 		return 0;
@@ -120,12 +121,16 @@ static int open_ctl(struct daemon *d)
 	}
 	d->ctl = ctl_server__new(&so);
 	if (!d->ctl) {
-		int e = errno;
-
-		daemon__set_error(d, "cannot listen on %s: %s", d->cfg.socket_path, strerror(e));
-		return -e;
+		daemon__set_error(d, "cannot listen on %s: %s", d->cfg.socket_path, strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	return 0;
+	err = ctl_server__listen(d->ctl);
+	if (err) {
+		daemon__set_error(d, "%s", ctl_server__error(d->ctl));
+		ctl_server__free(d->ctl);
+		d->ctl = NULL;
+	}
+	return err;
 }
 
 struct daemon *daemon__new(const struct daemon_opts *o)

@@ -232,7 +232,8 @@ void jobs__start(struct daemon *d, struct ctl_client *c, const struct ctl_reques
 		.notice = session__notice,
 		.notice_ctx = d,
 	};
-	char line[CTL_MAX_LINE], why[256];
+	char line[CTL_MAX_LINE];
+	struct ctl_peer now = *peer;  /* authorized again below; the check keeps its reason here */
 	uint64_t duration = req->duration_ms ? req->duration_ms : d->cfg.control_max_duration_ms;
 
 	if (d->nr_jobs >= d->cfg.control_max_sessions || d->nr_jobs >= MAX_JOBS) {
@@ -252,8 +253,8 @@ void jobs__start(struct daemon *d, struct ctl_client *c, const struct ctl_reques
 	if (job_target(j, c, req, line, sizeof(line)) < 0)
 		goto refuse;
 	/* membership may have changed with a reload since the server checked */
-	if (ctl__authorize(peer, d->cfg.socket_gid, req, NULL, NULL, why, sizeof(why))) {
-		snprintf(line, sizeof(line), "ERR %s", why);
+	if (ctl__authorize(&now, d->cfg.socket_gid, req)) {
+		snprintf(line, sizeof(line), "ERR %s", ctl__peer_error(&now));
 		goto refuse;
 	}
 	ro.pids = j->pids;

@@ -18,7 +18,6 @@ static bool same(const struct ctl_request *a, const struct ctl_request *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ctl_request req, again;
-	const char *why = NULL;
 	char line[CTL_MAX_LINE + 1];
 	char *buf;
 	int n;
@@ -29,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	memset(&req, 0, sizeof(req));
-	if (ctl__parse_request(buf, size, &req, &why) < 0) {
-		if (!why || !*why)
+	if (ctl__parse_request(buf, size, &req) < 0) {
+		if (!*ctl__request_error(&req))
 			__builtin_trap();	/* a refusal always says why */
 		free(buf);
 		return 0;
@@ -40,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n <= 0 || line[n - 1] != '\n')
 		return 0;
 	memset(&again, 0, sizeof(again));
-	if (ctl__parse_request(line, n - 1, &again, &why) < 0 || !same(&req, &again))
+	if (ctl__parse_request(line, n - 1, &again) < 0 || !same(&req, &again))
 		__builtin_trap();
 	return 0;
 }
