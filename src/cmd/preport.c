@@ -556,15 +556,15 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 		return EXIT_FAIL;
 	}
 	if (c->off_cpu || c->wall) {
-		const char *why = "";
-
-		oc = offcpu__new(s, c->wall ? OFFCPU_WALL : OFFCPU_ONLY, &why);
-		if (!oc) {
+		oc = offcpu__new();
+		e = oc ? offcpu__setup(oc, s, c->wall ? OFFCPU_WALL : OFFCPU_ONLY) : -ENOMEM;
+		if (e < 0) {
 			err("cannot make a%s profile of %s: %s", c->wall ? " wall-clock" : "n off-CPU",
-			    c->input, errno == ENOMEM ? strerror(errno) : why);
+			    c->input, oc ? offcpu__error(oc) : strerror(-e));
+			offcpu__free(oc);
 			pprof_writer__free(pw);
 			report_set__free(rs);
-			return errno == ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+			return e == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 		}
 		if (pw && pprof_writer__set_time_view(pw, offcpu__attr(oc),
 						      c->wall ? "wall-time" : "offcpu-time") < 0) {

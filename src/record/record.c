@@ -837,17 +837,18 @@ static int start_lossless(struct record *rec)
 		.nr_pids = rec->o.nr_pids,
 		.max_rate = rec->plan.max_rate,
 	};
-	char *why = NULL;
 	int err;
 
-	rec->ll = lossless__new(&lo, &why);
-	if (!rec->ll) {
-		err = -errno;
-		seterr(rec, "--lossless: %s", why ? why : strerror(-err));
-		free(why);
-		return err;
+	rec->ll = lossless__new();
+	if (!rec->ll)
+		return oom(rec, "--lossless");
+	err = lossless__setup(rec->ll, &lo);
+	if (err) {
+		seterr(rec, "--lossless: %s", lossless__error(rec->ll));
+		lossless__free(rec->ll);
+		rec->ll = NULL;
 	}
-	return 0;
+	return err;
 }
 
 /* The command, held before exec (and placed where it can be paused). */

@@ -54,6 +54,7 @@ struct offcpu {
 	size_t nr, cap;
 	int32_t *slots;            /* open addressing: tid -> index + 1 */
 	size_t nr_slots;
+	char err[256];             /* offcpu__error() */
 };
 
 static struct symbol state_syms[OFFCPU_NR_STATES] = {
@@ -297,19 +298,33 @@ static bool is_time_clock(const struct perf_event_attr *a)
 	       (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
-struct offcpu *offcpu__new(struct report_session *s, enum offcpu_mode mode, const char **ret_why)
+struct offcpu *offcpu__new(void)
+{
+	return calloc(1, sizeof(struct offcpu));
+}
+
+const char *offcpu__error(const struct offcpu *o)
+{
+	return o->err;
+}
+
+static int refuse(struct offcpu *o, int err, const char *why)
+{
+	snprintf(o->err, sizeof(o->err), "%s", why);
+	return err;
+}
+
+int offcpu__setup(struct offcpu *o, struct report_session *s, enum offcpu_mode mode)
 {
 	struct perf_reader *r = report_session__reader(s);
 	size_t n = perf_reader__nr_attrs(r), len = 0;
 	const void *td = perf_reader__feature(r, FEAT_TRACING_DATA, &len);
 	bool have_sw = false, have_on = false, have_switches = false;
-	struct offcpu *o;
 	struct report_filter f;
 	int e;
 
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return NULL;
+	if (o->r)
+		return refuse(o, -EBUSY, "the view is already set up");
 	o->mode = mode;
 	o->r = r;
 	for (size_t i = 0; i < n; i++) {
@@ -327,27 +342,16 @@ struct offcpu *offcpu__new(struct report_session *s, enum offcpu_mode mode, cons
 		}
 		have_switches |= a->context_switch;
 	}
-	errno = ENOENT;
-	if (!have_sw) {
-		*ret_why = "it has no sched:sched_switch samples (record with precord --off-cpu)";
-		goto fail;
-	}
-	if (!have_switches) {
-		*ret_why = "it has no context-switch records (record with precord --off-cpu)";
-		goto fail;
-	}
-	if (mode == OFFCPU_WALL && !have_on) {
-		*ret_why = "its on-CPU samples are not timed (record cpu-clock or task-clock: "
-			   "precord --off-cpu -e cpu-clock)";
-		errno = EINVAL;
-		goto fail;
-	}
+	if (!have_sw)
+		return refuse(o, -ENOENT, "it has no sched:sched_switch samples (record with precord --off-cpu)");
+	if (!have_switches)
+		return refuse(o, -ENOENT, "it has no context-switch records (record with precord --off-cpu)");
+	if (mode == OFFCPU_WALL && !have_on)
+		return refuse(o, -EINVAL, "its on-CPU samples are not timed (record cpu-clock or "
+			      "task-clock: precord --off-cpu -e cpu-clock)");
 	if (tracing_data__field(td, len, "sched", "sched_switch", "prev_state", &o->state_off,
-				&o->state_size) < 0 || o->state_size > 8) {
-		*ret_why = "its tracing data does not describe sched_switch's prev_state";
-		errno = EBADMSG;
-		goto fail;
-	}
+				&o->state_size) < 0 || o->state_size > 8)
+		return refuse(o, -EBADMSG, "its tracing data does not describe sched_switch's prev_state");
 	o->out_attr = mode == OFFCPU_WALL ? o->on_attr : o->sw_attr;
 	f = (struct report_filter){
 		.sample = on_sample, .side = on_side, .finish = on_finish, .ctx = o,
@@ -355,17 +359,9 @@ struct offcpu *offcpu__new(struct report_session *s, enum offcpu_mode mode, cons
 			      1ull << PERF_RECORD_EXIT | 1ull << PERF_RECORD_COMM,
 	};
 	e = report_session__set_filter(s, &f);
-	if (e < 0) {
-		*ret_why = "another view already filters the samples";
-		errno = -e;
-		goto fail;
-	}
-	return o;
-fail:
-	e = errno;
-	offcpu__free(o);
-	errno = e;
-	return NULL;
+	if (e < 0)
+		return refuse(o, e, "another view already filters the samples");
+	return 0;
 }
 
 size_t offcpu__attr(const struct offcpu *o)

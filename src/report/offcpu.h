@@ -38,12 +38,20 @@ struct offcpu_thread {
 
 struct offcpu;
 
-/* Set the filter on s (before report_session__run). Returns NULL with errno set and *ret_why
- * saying what the file lacks: ENOENT no sched:sched_switch samples or no switch records (record
- * with precord --off-cpu); EINVAL (wall) no cpu-clock or task-clock event; EBADMSG the file's
- * tracing data does not describe sched_switch's prev_state; EBUSY a filter is already set;
- * ENOMEM. */
-struct offcpu *offcpu__new(struct report_session *s, enum offcpu_mode mode, const char **ret_why);
+/* Errors: offcpu__setup returns -errno and leaves the reason, what the file lacks (the caller
+ * names the file), in offcpu__error() (see README, "How it works"). */
+
+/* An idle view. Returns NULL with errno ENOMEM (the only failure: nothing to explain). */
+struct offcpu *offcpu__new(void);
+
+/* Set the view's filter on s (before report_session__run). Returns 0, -ENOENT no
+ * sched:sched_switch samples or no switch records (record with precord --off-cpu); -EINVAL
+ * (wall) no cpu-clock or task-clock event; -EBADMSG the file's tracing data does not describe
+ * sched_switch's prev_state; -EBUSY a filter is already set on s, or o is already set up. */
+int offcpu__setup(struct offcpu *o, struct report_session *s, enum offcpu_mode mode);
+
+/* Why offcpu__setup failed; "" if it did not. */
+const char *offcpu__error(const struct offcpu *o);
 
 /* The event index the filter's samples carry: the report to print. */
 size_t offcpu__attr(const struct offcpu *o);

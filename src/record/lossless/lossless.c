@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ struct lossless {
 	size_t nr_rings;
 	uint64_t *by_ring;
 	int action_err;
+	char err[256];          /* lossless__error() */
 };
 
 static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
@@ -188,61 +190,69 @@ void lossless__free(struct lossless *ll)
 	free(ll);
 }
 
-struct lossless *lossless__new(const struct lossless_opts *o, char **ret_why)
+struct lossless *lossless__new(void)
 {
 	struct lossless *ll = calloc(1, sizeof(*ll));
-	int e;
+	pthread_mutexattr_t ma;
 
-	*ret_why = NULL;
 	if (!ll)
 		return NULL;
-	{
-		/* Priority inheritance: the real-time watcher may wait for this lock while
-		 * a reader at normal priority holds it; without it the reader could sit
-		 * preempted by the very target that should have been paused. */
-		pthread_mutexattr_t ma;
-
-		pthread_mutexattr_init(&ma);
-		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-		pthread_mutex_init(&ll->lock, &ma);
-		pthread_mutexattr_destroy(&ma);
-	}
+	/* Priority inheritance: the real-time watcher may wait for this lock while a reader at
+	 * normal priority holds it; without it the reader could sit preempted by the very
+	 * target that should have been paused. */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&ll->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	sem_init(&ll->watcher_up, 0, 0);
+	return ll;
+}
+
+const char *lossless__error(const struct lossless *ll)
+{
+	return ll->err;
+}
+
+static int seterr(struct lossless *ll, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int seterr(struct lossless *ll, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ll->err, sizeof(ll->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int lossless__setup(struct lossless *ll, const struct lossless_opts *o)
+{
+	int e;
+
+	if (ll->bp)
+		return seterr(ll, -EBUSY, "already set up");
 	ll->nr_rings = o->nr_rings;
 	ll->high_permille = o->high_permille;
 	ll->max_rate = o->max_rate;
 	ll->by_ring = calloc(o->nr_rings ? o->nr_rings : 1, sizeof(uint64_t));
 	if (!ll->by_ring)
-		goto fail;
+		return seterr(ll, -ENOMEM, "cannot allocate memory for the pause counters");
 	ll->bp = backpressure__new((unsigned int)o->nr_rings, o->high_permille, o->low_permille);
-	if (!ll->bp) {
-		e = errno;
-		if (asprintf(ret_why, "invalid watermarks (high %u%%, low %u%%): low must be at least 0.1%% and below high, high below 100%%",
-			     o->high_permille / 10, o->low_permille / 10) < 0)
-			*ret_why = NULL;
-		errno = e;
-		goto fail;
-	}
+	if (!ll->bp)
+		return seterr(ll, -errno, "invalid watermarks (high %u%%, low %u%%): low must be at least 0.1%% and below high, high below 100%%",
+			      o->high_permille / 10, o->low_permille / 10);
 	if (o->nr_pids)
 		ll->p = pauser__new_for_pids(o->pids, o->nr_pids, NULL);
 	else
 		ll->p = pauser__new_for_command(NULL);
 	if (!ll->p) {
 		e = errno;
-		if (asprintf(ret_why, "cannot prepare to pause the target: %s%s", strerror(e),
-			     e == ESRCH ? " (no such process)" :
-			     e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "") < 0)
-			*ret_why = NULL;
-		errno = e;
-		goto fail;
+		return seterr(ll, -e, "cannot prepare to pause the target: %s%s", strerror(e),
+			      e == ESRCH ? " (no such process)" :
+			      e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "");
 	}
 	backpressure__set_action_fn(ll->bp, on_action, ll);
-	return ll;
-fail:
-	e = errno;
-	lossless__free(ll);
-	errno = e;
-	return NULL;
+	return 0;
 }
 
 int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n)

@@ -32,10 +32,20 @@ struct lossless_stats {
 	bool backstop;          /* the kernel-side backstop is in use */
 };
 
+/* Errors: every function that fails returns -errno; lossless__setup also leaves the reason in
+ * lossless__error() (see README, "How it works"). */
+
+/* An idle session. Returns NULL with errno ENOMEM (the only failure: nothing to explain). */
+struct lossless *lossless__new(void);
+
 /* Set up the pauser (and its guardian) for the target: before the command is forked, or
- * before any thread is started (the guardian is a fork of this process). Returns NULL with errno set and, when
- * useful, a malloc'd reason in *ret_why. */
-struct lossless *lossless__new(const struct lossless_opts *opts, char **ret_why);
+ * before any thread is started (the guardian is a fork of this process). Returns 0, -EINVAL
+ * for bad watermarks, -EBUSY when already set up, or -errno of preparing the pauser (-ESRCH,
+ * -EPERM...), with the reason in lossless__error(). */
+int lossless__setup(struct lossless *ll, const struct lossless_opts *opts);
+
+/* The last failure of lossless__setup; "" if none. */
+const char *lossless__error(const struct lossless *ll);
 
 /* Make the command (forked, held before exec) part of what is paused. Returns 0 or -errno. */
 int lossless__adopt(struct lossless *ll, pid_t pid);
