@@ -49,7 +49,7 @@ B := build
 BIN :=
 endif
 # src/ by layer (lib <- perf <- ringbuf, unwind <- record, report <- daemon <- cmd); headers are
-# included by their path from the top or from src/: "perf/reader.h", "unwind/maps.h".
+# included by their path from the top or from src/: "perf/reader.h", "unwind/machine.h".
 PROGS := precord preport precordd
 MAINS := $(addprefix src/cmd/,$(addsuffix .c,$(PROGS)))
 LIB_SRCS := $(filter-out $(MAINS),$(sort $(wildcard src/*/*.c src/*/*/*.c ringbuf/*.c unwind/*.c)))

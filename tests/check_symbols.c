@@ -17,7 +17,7 @@
 #include "lib/cleanup.h"
 #include "unwind/demangle.h"
 #include "unwind/elfcache.h"
-#include "unwind/maps.h"
+#include "unwind/machine.h"
 #include "unwind/symbols.h"
 
 /* Groups of symbols sharing one address; the comment says which one perf keeps. */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
-#include "unwind/maps.h"
+#include "unwind/machine.h"
 #include "perf/abi.h"
 #include "perf/sample.h"
 #include "unwind/symbols.h"

@@ -12,7 +12,8 @@
 #include <libunwind.h>
 
 #include "unwind/elfcache.h"
-#include "unwind/maps.h"
+#include "unwind/dso.h"
+#include "unwind/map_snapshot.h"
 #include "perf/abi.h"
 #include "unwind/symbols.h"
 #include "unwind/unwinder.h"

@@ -15,7 +15,7 @@
 #include "perf/abi.h"
 #include "perf/reader.h"
 #include "perf/tracing_data.h"
-#include "unwind/maps.h"
+#include "unwind/map_snapshot.h"
 #include "unwind/symbols.h"
 
 #ifndef PERF_RECORD_MISC_SWITCH_OUT

@@ -13,7 +13,7 @@
 #include "perf/reader.h"
 #include "perf/sample.h"
 #include "report/timerange.h"
-#include "unwind/maps.h"
+#include "unwind/machine.h"
 #include "unwind/unwinder.h"
 
 struct report_session;

@@ -1,4 +1,4 @@
-/* Tests for unwind/maps: the process/thread/map state machine (mmap replacement, fork, exec,
+/* Tests for unwind/machine, map_snapshot and dso: the process/thread/map state machine (mmap replacement, fork, exec,
  * exit, kernel maps, raw record decoding) and the snapshot contract: a snapshot taken earlier
  * never changes while newer records apply, and can be used and dropped from other threads. */
 #include <check.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "unwind/maps.h"
+#include "unwind/machine.h"
 
 #define RX (PROT_READ | PROT_EXEC)
 
@@ -427,9 +427,9 @@ START_TEST(test_snapshots_across_threads)
 }
 END_TEST
 
-Suite *maps_suite(void)
+Suite *machine_suite(void)
 {
-	Suite *s = suite_create("maps");
+	Suite *s = suite_create("machine");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_mmap_find_and_order);

@@ -1,4 +1,4 @@
-/* Process, thread and memory-map state as the records of a perf.data describe it (COMM, MMAP,
+/* The machine: process, thread and memory-map state as the records of a perf.data describe it (COMM, MMAP,
  * MMAP2, FORK, EXIT), applied in time order by one thread. What samples need is published as
  * immutable, refcounted map snapshots: every change to a process's maps builds a new snapshot
  * (copy on write), so a sample holds a consistent view of its process at its time while the
@@ -10,27 +10,19 @@
  * Each snapshot carries a generation: it changes whenever code may have left an address range
  * (exec, munmap, replacement, a new process), so per-process caches keyed by address (libunwind's)
  * know when to flush. Generations are unique across processes. */
-#ifndef PRECORD_MAPS_H
-#define PRECORD_MAPS_H
+#ifndef PRECORD_MACHINE_H
+#define PRECORD_MACHINE_H
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct machine;
-struct map_snapshot;
-struct dso;
-struct elfcache;
-struct elf_file;
-struct symtab;
+#include "unwind/dso.h"
+#include "unwind/map_snapshot.h"
 
-struct map {
-	uint64_t start, end;	/* [start, end) */
-	uint64_t pgoff;	/* file offset of start */
-	uint32_t prot;	/* PROT_*; MMAP records: PROT_EXEC unless MMAP_DATA */
-	struct dso *dso;	/* never NULL; lives as long as the machine */
-};
+struct machine;
+struct elfcache;
 
 struct machine_opts {
 	struct elfcache *elfcache;	/* shared file cache; NULL: the machine makes its own */
@@ -43,6 +35,9 @@ struct machine_opts {
 	 * own vDSO (same kernel, same image), for unwinding and symbols. */
 	bool running_vdso;
 };
+
+/* Errors: the machine's calls return 0 or -errno (NULL with errno set); their only failures are
+ * ENOMEM and, for a record, EBADMSG: nothing to explain beyond strerror. None prints. */
 
 /* Returns NULL with errno ENOMEM. opts may be NULL. */
 struct machine *machine__new(const struct machine_opts *opts);
@@ -57,68 +52,28 @@ int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id
 int machine__process(struct machine *m, const struct perf_event_header *rec);
 
 /* The same changes, decoded. pid -1 (or kernel) maps go to the kernel's maps. build_id may be
- * NULL (MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID carries one). Return 0 or -ENOMEM. */
+ * NULL (MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID carries one). Each returns 0 or -ENOMEM. */
 int machine__mmap(struct machine *m, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		  uint32_t prot, const char *filename, const uint8_t *build_id, size_t build_id_len);
 int machine__munmap(struct machine *m, int32_t pid, uint64_t start, uint64_t len);
 int machine__comm(struct machine *m, int32_t pid, int32_t tid, const char *comm, bool exec);
 int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid);
+/* Always 0. */
 int machine__exit(struct machine *m, int32_t pid, int32_t tid);
 
 /* Current command name of thread tid (of its process when the thread is unknown), interned:
  * valid until machine__free. The idle task (pid and tid 0) is "swapper", as perf names it.
- * NULL when neither is known. */
+ * NULL when neither is known (never an error). */
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid);
 
 /* A new reference to process pid's current maps (an empty process is created for an unknown
  * pid, so kernel maps still resolve). Returns NULL with errno ENOMEM. */
 struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid);
 
-/* The dso kernel addresses resolve to when no kernel map holds them. */
+/* The dso kernel addresses resolve to when no kernel map holds them. Never NULL. */
 struct dso *machine__kernel_dso(struct machine *m);
 
 /* Frees everything; every snapshot must have been put. NULL is a no-op. */
 void machine__free(struct machine *m);
-
-/* Snapshots: immutable; get/put and the lookups below are thread safe. */
-struct map_snapshot *map_snapshot__get(struct map_snapshot *s);
-void map_snapshot__put(struct map_snapshot *s);
-
-/* The map holding addr (the process's, then the kernel's), or NULL. O(log n). */
-const struct map *map_snapshot__find(const struct map_snapshot *s, uint64_t addr);
-
-/* The process's own maps in address order (kernel maps excluded). */
-size_t map_snapshot__nr(const struct map_snapshot *s);
-const struct map *map_snapshot__map(const struct map_snapshot *s, size_t i);
-uint64_t map_snapshot__gen(const struct map_snapshot *s);
-int32_t map_snapshot__pid(const struct map_snapshot *s);
-struct dso *map_snapshot__kernel_dso(const struct map_snapshot *s);
-
-/* DSOs: one per name (per machine), shared by all maps that name it. */
-enum dso_kind {
-	DSO_FILE,	/* a path: ELF on disk */
-	DSO_KERNEL,	/* [kernel.kallsyms] and modules: symbols from kallsyms */
-	DSO_VDSO,	/* [vdso] */
-	DSO_ANON,	/* //anon, [heap], [stack], memfd...: no file to read */
-};
-
-/* The name perf shows: the path, "[kernel.kallsyms]", "[vdso]", ... */
-const char *dso__name(const struct dso *d);
-enum dso_kind dso__kind(const struct dso *d);
-/* The build id known for the dso (BUILD_ID feature or MMAP2), its length (0: none) and the bytes
- * in *ret_id, valid until machine__free. */
-size_t dso__build_id(const struct dso *d, const uint8_t **ret_id);
-
-/* The order the machine made its dsos in, from 1: the kernel's first, then in the order the
- * file's MMAP records named them (perf's dso pointers mostly grow in that order). */
-uint32_t dso__seq(const struct dso *d);
-
-/* The dso's ELF file, opened on first call (through the machine's cache, checked against the
- * build id when known). Thread safe. NULL when there is none or it cannot be used. Borrowed:
- * valid until machine__free. */
-struct elf_file *dso__elf(struct dso *d);
-
-/* Its symbols (ELF, debug file or kallsyms), loaded on first call; thread safe; NULL if none. */
-const struct symtab *dso__symtab(struct dso *d);
 
 #endif

@@ -3,44 +3,19 @@
  * never change (copy on write: snapshots are small sorted arrays, and copying one per mmap is
  * cheaper than any finer-grained locking the parallel unwinders would otherwise need). Only
  * refcounts and the lazily opened dso state are touched from several threads. */
-#include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 
-#include "lib/cleanup.h"
 #include "unwind/elfcache.h"
-#include "unwind/maps.h"
+#include "unwind/machine_int.h"
 #include "unwind/symbols.h"
 
 #define KERNEL_SPACE_START 0xffff800000000000ULL
-
-struct dso {
-	struct dso *next;	/* hash chain */
-	struct machine *machine;
-	char *name;
-	enum dso_kind kind;
-	uint8_t build_id[20];
-	size_t build_id_len;
-	pthread_mutex_t lock;
-	atomic_bool elf_done;	/* release after elf is set; pairs with the acquire in dso__elf */
-	struct elf_file *elf;
-	uint32_t seq;	/* 1 + how many dsos the machine made before this one */
-};
-
-struct map_snapshot {
-	atomic_long refs;
-	int32_t pid;
-	uint64_t gen;
-	struct map_snapshot *kernel;	/* NULL in the kernel's own snapshot */
-	struct dso *kernel_dso;
-	size_t nr;
-	struct map maps[];
-};
 
 struct proc {
 	struct proc *next;
@@ -60,32 +35,6 @@ struct thread {
 struct interned {
 	struct interned *next;
 	char s[];
-};
-
-#define TABLE(type)                 \
-	struct {                    \
-		type **b;           \
-		size_t nr_buckets;  \
-		size_t nr;          \
-	}
-
-struct machine {
-	struct elfcache *cache;
-	bool own_cache;
-	char *kallsyms;
-	bool running_vdso;
-	pthread_mutex_t kallsyms_lock;
-	atomic_bool kallsyms_done;
-	struct symtab *kallsyms_tab;
-	uint64_t next_gen;
-	struct map_snapshot *kernel;
-	struct dso *kernel_dso;
-	TABLE(struct proc) procs;
-	TABLE(struct thread) threads;
-	TABLE(struct dso) dsos;
-	TABLE(struct interned) strings;
-	/* Build ids from the file's BUILD_ID feature, by path, before their dsos exist. */
-	TABLE(struct dso) pending_ids;
 };
 
 static size_t hash_str(const char *s)
@@ -201,148 +150,7 @@ static const char *intern(struct machine *m, const char *s)
 	return e->s;
 }
 
-/* --- snapshots --- */
-
-static struct map_snapshot *snap_alloc(size_t nr)
-{
-	struct map_snapshot *s = calloc(1, sizeof(*s) + nr * sizeof(struct map));
-
-	if (s)
-		atomic_init(&s->refs, 1);
-	return s;
-}
-
-struct map_snapshot *map_snapshot__get(struct map_snapshot *s)
-{
-	if (s)
-		atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-	return s;
-}
-
-void map_snapshot__put(struct map_snapshot *s)
-{
-	/* acq_rel: the last holder frees after every other holder's reads. */
-	if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) {
-		map_snapshot__put(s->kernel);
-		free(s);
-	}
-}
-
-static const struct map *find_in(const struct map_snapshot *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct map *mp = &s->maps[mid];
-
-		if (addr < mp->start)
-			hi = mid;
-		else if (addr >= mp->end)
-			lo = mid + 1;
-		else
-			return mp;
-	}
-	return NULL;
-}
-
-const struct map *map_snapshot__find(const struct map_snapshot *s, uint64_t addr)
-{
-	const struct map *mp = find_in(s, addr);
-
-	if (!mp && s->kernel)
-		mp = find_in(s->kernel, addr);
-	return mp;
-}
-
-size_t map_snapshot__nr(const struct map_snapshot *s)
-{
-	return s->nr;
-}
-
-const struct map *map_snapshot__map(const struct map_snapshot *s, size_t i)
-{
-	return i < s->nr ? &s->maps[i] : NULL;
-}
-
-uint64_t map_snapshot__gen(const struct map_snapshot *s)
-{
-	return s->gen;
-}
-
-int32_t map_snapshot__pid(const struct map_snapshot *s)
-{
-	return s->pid;
-}
-
-struct dso *map_snapshot__kernel_dso(const struct map_snapshot *s)
-{
-	return s->kernel_dso;
-}
-
-/* A copy of old with [start, end) removed (maps cut around it) and, when add is given, add
- * inserted. *ret_overlap says whether anything was removed. */
-static struct map_snapshot *snap_edit(const struct map_snapshot *old, uint64_t start, uint64_t end,
-				      const struct map *add, bool *ret_overlap)
-{
-	/* Cutting one map out of the middle can add one entry. */
-	struct map_snapshot *s = snap_alloc(old->nr + 2);
-	bool overlap = false;
-	size_t i, n = 0;
-
-	if (!s)
-		return NULL;
-	s->pid = old->pid;
-	s->gen = old->gen;
-	s->kernel = map_snapshot__get(old->kernel);
-	s->kernel_dso = old->kernel_dso;
-	for (i = 0; i < old->nr; i++) {
-		const struct map *o = &old->maps[i];
-
-		if (o->end <= start || o->start >= end) {
-			s->maps[n++] = *o;
-			continue;
-		}
-		overlap = true;
-		if (o->start < start) {
-			s->maps[n] = *o;
-			s->maps[n++].end = start;
-		}
-		if (o->end > end) {
-			s->maps[n] = *o;
-			s->maps[n].start = end;
-			s->maps[n++].pgoff = o->pgoff + (end - o->start);
-		}
-	}
-	if (add) {
-		/* Keep address order: find the slot (maps are disjoint from add by now). */
-		size_t at = n;
-
-		while (at > 0 && s->maps[at - 1].start > add->start)
-			at--;
-		memmove(&s->maps[at + 1], &s->maps[at], (n - at) * sizeof(struct map));
-		s->maps[at] = *add;
-		n++;
-	}
-	s->nr = n;
-	*ret_overlap = overlap;
-	return s;
-}
-
 /* --- dsos --- */
-
-static enum dso_kind kind_of(const char *name, bool kernel)
-{
-	if (kernel)
-		return DSO_KERNEL;
-	if (!strcmp(name, "[vdso]"))
-		return DSO_VDSO;
-	/* "//anon" and the like name no file; neither do memfds, devices, deleted files. */
-	if (name[0] == '/' && name[1] != '/' && strncmp(name, "/memfd:", 7) &&
-	    strncmp(name, "/dev/", 5) && strncmp(name, "/SYSV", 5) && !strstr(name, " (deleted)"))
-		return DSO_FILE;
-	return DSO_ANON;
-}
 
 static struct dso *dso_find(struct machine *m, const char *name, bool kernel)
 {
@@ -353,16 +161,9 @@ static struct dso *dso_find(struct machine *m, const char *name, bool kernel)
 		if (!strcmp(d->name, name))
 			return d;
 	}
-	d = calloc(1, sizeof(*d));
-	if (!d || !(d->name = strdup(name))) {
-		free(d);
+	d = dso__new(m, name, kernel, (uint32_t)m->dsos.nr + 1);
+	if (!d)
 		return NULL;
-	}
-	d->machine = m;
-	d->kind = kind_of(name, kernel);
-	d->seq = (uint32_t)m->dsos.nr + 1;
-	pthread_mutex_init(&d->lock, NULL);
-	atomic_init(&d->elf_done, false);
 	for (struct dso *p = m->pending_ids.b[h & (m->pending_ids.nr_buckets - 1)]; p; p = p->next) {
 		if (!strcmp(p->name, name)) {
 			memcpy(d->build_id, p->build_id, p->build_id_len);
@@ -371,81 +172,6 @@ static struct dso *dso_find(struct machine *m, const char *name, bool kernel)
 	}
 	table_insert(&m->dsos, d, h, rehash_dso);
 	return d;
-}
-
-const char *dso__name(const struct dso *d)
-{
-	return d->name;
-}
-
-size_t dso__build_id(const struct dso *d, const uint8_t **ret_id)
-{
-	*ret_id = d->build_id;
-	return d->build_id_len;
-}
-
-uint32_t dso__seq(const struct dso *d)
-{
-	return d->seq;
-}
-
-enum dso_kind dso__kind(const struct dso *d)
-{
-	return d->kind;
-}
-
-/* This process's vDSO as an ELF file: its size is where its section headers end. */
-static struct elf_file *running_vdso(void)
-{
-	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-	Elf64_Ehdr eh;
-
-	if (!base)
-		return NULL;
-	memcpy(&eh, base, sizeof(eh));
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shoff > (1 << 20) || eh.e_shnum > 256)
-		return NULL;
-	return elf_file__from_memory("[vdso]", base, eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize);
-}
-
-struct elf_file *dso__elf(struct dso *d)
-{
-	if (atomic_load_explicit(&d->elf_done, memory_order_acquire))
-		return d->elf;
-	pthread_mutex_lock(&d->lock);
-	if (!atomic_load_explicit(&d->elf_done, memory_order_relaxed)) {
-		if (d->kind == DSO_FILE)
-			d->elf = elfcache__get(d->machine->cache, d->name,
-					       d->build_id_len ? d->build_id : NULL,
-					       d->build_id_len);
-		else if (d->kind == DSO_VDSO && d->machine->running_vdso)
-			d->elf = running_vdso();
-		atomic_store_explicit(&d->elf_done, true, memory_order_release);
-	}
-	pthread_mutex_unlock(&d->lock);
-	return d->elf;
-}
-
-const struct symtab *dso__symtab(struct dso *d)
-{
-	struct machine *m = d->machine;
-	struct elf_file *f;
-
-	if (d->kind == DSO_KERNEL) {
-		if (atomic_load_explicit(&m->kallsyms_done, memory_order_acquire))
-			return m->kallsyms_tab;
-		pthread_mutex_lock(&m->kallsyms_lock);
-		if (!atomic_load_explicit(&m->kallsyms_done, memory_order_relaxed)) {
-			if (m->kallsyms)
-				m->kallsyms_tab = symtab__from_kallsyms(m->kallsyms);
-			atomic_store_explicit(&m->kallsyms_done, true, memory_order_release);
-		}
-		pthread_mutex_unlock(&m->kallsyms_lock);
-		return m->kallsyms_tab;
-	}
-	f = dso__elf(d);
-	return f ? elf_file__symtab(f) : NULL;
 }
 
 /* --- machine --- */
@@ -477,7 +203,7 @@ struct machine *machine__new(const struct machine_opts *opts)
 	if (opts && opts->kallsyms && !(m->kallsyms = strdup(opts->kallsyms)))
 		goto nomem;
 	m->kernel_dso = dso_find(m, "[kernel.kallsyms]", true);
-	m->kernel = snap_alloc(0);
+	m->kernel = map_snapshot__alloc(0);
 	if (!m->kernel_dso || !m->kernel)
 		goto nomem;
 	m->kernel->pid = -1;
@@ -510,7 +236,7 @@ static struct thread *thread_find(struct machine *m, int32_t tid)
 
 static struct map_snapshot *empty_snapshot(struct machine *m, int32_t pid)
 {
-	struct map_snapshot *s = snap_alloc(0);
+	struct map_snapshot *s = map_snapshot__alloc(0);
 
 	if (!s)
 		return NULL;
@@ -607,7 +333,7 @@ static int apply_edit(struct machine *m, struct map_snapshot **slot, uint64_t st
 		      const struct map *add)
 {
 	bool overlap;
-	struct map_snapshot *s = snap_edit(*slot, start, end, add, &overlap);
+	struct map_snapshot *s = map_snapshot__edit(*slot, start, end, add, &overlap);
 
 	if (!s)
 		return -ENOMEM;
@@ -707,7 +433,7 @@ int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int
 		p = proc_find(m, pid);
 		if (p && p != parent)
 			proc_drop(m, p);	/* pid reused without an EXIT */
-		s = snap_edit(parent->maps, 0, 0, NULL, &overlap);
+		s = map_snapshot__edit(parent->maps, 0, 0, NULL, &overlap);
 		if (!s)
 			return -ENOMEM;
 		s->pid = pid;
@@ -776,7 +502,7 @@ struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid)
 	if (p->maps->kernel != m->kernel) {
 		/* The kernel's maps changed since: republish with the current ones. */
 		bool overlap;
-		struct map_snapshot *s = snap_edit(p->maps, 0, 0, NULL, &overlap);
+		struct map_snapshot *s = map_snapshot__edit(p->maps, 0, 0, NULL, &overlap);
 
 		if (!s) {
 			errno = ENOMEM;
@@ -908,10 +634,11 @@ void machine__free(struct machine *m)
 
 			for (; d; d = next) {
 				next = d->next;
-				elf_file__put(d->elf);
-				if (!k)
-					pthread_mutex_destroy(&d->lock);
-				free(d->name);
+				if (!k) {
+					dso__free(d);
+					continue;
+				}
+				free(d->name);	/* a pending build id: name and id only */
 				free(d);
 			}
 		}
