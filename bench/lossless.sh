@@ -13,10 +13,14 @@ LL_RING=$($P --lossless $LL_OPTS -o "$D/probe.data" -- true 2>&1 >/dev/null | se
 LL_OPTS="$LL_OPTS -m ${LL_RING:-2048}K"
 LOSSLESS_REPS=${LOSSLESS_REPS:-3}
 PAUSE_CYCLES=${PAUSE_CYCLES:-500}
+# Which tables (all by default): LOSSLESS_TABLES="seed harsh reaction pause"
+LOSSLESS_TABLES=${LOSSLESS_TABLES:-seed harsh reaction pause}
+ll_table() { case " $LOSSLESS_TABLES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # count of TYPE records in a saved perf report --stats
 ll_count() { awk -v t="$2" '$1 == t && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }' "$1"; }
 
+if ll_table seed; then
 echo "## --lossless on the storm: perf's settings ($LL_OPTS)"
 echo
 export YIELD_STORM_REPORT=1
@@ -54,6 +58,9 @@ echo "itself with getrusage in that run, times two for the out and in records of
 echo "paused the target with the $mech and exited $ll_rc (a failing run's status, 0 if none failed); both files are read back with perf.)"
 echo
 
+fi
+
+if ll_table harsh; then
 echo "## --lossless at harsh settings: perf record with the same settings and the ring precord derives"
 echo
 # Shorter storms here: perf writes gigabytes at these settings.
@@ -88,6 +95,9 @@ echo "half exec'ing a shell loop; hog: stress-ng --cpu $NCPU at the same nice le
 echo "events + LOST_SAMPLES, read back with perf. The ring is what precord derives for --lossless; perf gets the same.)"
 echo
 
+fi
+
+if ll_table reaction; then
 echo "## --lossless: what reaches the rings after a pause is requested (freezer, backstop, both)"
 echo
 if build/tools/backstop_reaction "${BACKSTOP_CYCLES:-300}" 20000 > "$D/backstop.txt" 2> "$D/backstop.err"; then
@@ -100,6 +110,9 @@ else
 fi
 echo
 
+fi
+
+if ll_table pause; then
 echo "## --lossless pause reaction: request -> the kernel reports the whole target stopped"
 echo
 $P bench pause -n "$PAUSE_CYCLES" > "$D/pause.txt" 2> "$D/pause.err"
@@ -110,3 +123,4 @@ echo
 sed -n 's/^# target: /(target: /p' "$D/pause.txt" | sed 's/$/. Before the request comes the watcher'"'"'s look at the rings, every 0.1 to 2 ms as their margins below the high mark require.)/'
 [ -s "$D/pause.err" ] && sed 's/^/    /' "$D/pause.err"
 echo
+fi

@@ -2,7 +2,9 @@
  * forks a spinning grandchild), sampled by cpu-clock on every CPU with inherited events: while
  * disarmed the samples flow and nobody is stopped; armed, the kernel stops the child's thread
  * group at a following sample, with only a few samples written after the arm; disarmed again it
- * runs (SIGCONT). The grandchild, another thread group, is never stopped by the backstop. */
+ * runs (SIGCONT). The grandchild, another thread group, is never stopped by the backstop when
+ * the owner is the child's process; with the child's process group as the owner (the child
+ * leads one) both are stopped and continued together. */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
@@ -116,7 +118,7 @@ static void close_events(struct ev *e)
 
 static volatile int spin_sink;
 
-START_TEST(test_kernel_stops_at_next_sample)
+static void stops_at_next_sample(bool group)
 {
 	int go[2], gc[2];
 	struct ev e;
@@ -132,6 +134,8 @@ START_TEST(test_kernel_stops_at_next_sample)
 		char x;
 		pid_t g;
 
+		if (group)
+			setpgid(0, 0);
 		if (read(go[0], &x, 1) != 1)
 			_exit(1);
 		g = fork();
@@ -149,8 +153,10 @@ START_TEST(test_kernel_stops_at_next_sample)
 		waitpid(child, NULL, 0);
 		return;
 	}
+	if (group)
+		setpgid(child, child);
 	for (int i = 0; i < e.n; i++)
-		owners[i] = child;
+		owners[i] = group ? -child : child;
 	b = backstop__new(e.fds, owners, (size_t)e.n);
 	ck_assert_ptr_nonnull(b);
 	ck_assert(!backstop__armed(b));
@@ -175,12 +181,14 @@ START_TEST(test_kernel_stops_at_next_sample)
 		ck_assert_int_eq(backstop__arm(b), 0);
 		ck_assert(backstop__armed(b));
 		ck_assert_msg(wait_state(child, true, 10000), "round %d: the child was not stopped", round);
-		/* what came after the arm: the samples in flight on each CPU, not a stream (the
-		 * grandchild's samples go on, and signal the child again, which is harmless) */
-		ck_assert(!wait_state(grandchild, true, 0));
+		if (group) /* the group: the grandchild too */
+			ck_assert_msg(wait_state(grandchild, true, 10000), "round %d: the grandchild was not stopped", round);
+		else /* its samples go on, and signal the child again, which is harmless */
+			ck_assert(!wait_state(grandchild, true, 0));
 		ck_assert_int_eq(backstop__disarm(b, true), 0);
 		ck_assert(!backstop__armed(b));
 		ck_assert_msg(wait_state(child, false, 10000), "round %d: the child was not continued", round);
+		ck_assert_msg(wait_state(grandchild, false, 10000), "round %d: the grandchild was not continued", round);
 	}
 	ck_assert_uint_eq(backstop__arms(b), 3);
 	/* disarmed again: it keeps running while samples come */
@@ -197,6 +205,17 @@ START_TEST(test_kernel_stops_at_next_sample)
 	kill(grandchild, SIGKILL);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+}
+
+START_TEST(test_kernel_stops_at_next_sample)
+{
+	stops_at_next_sample(false);
+}
+END_TEST
+
+START_TEST(test_kernel_stops_the_group)
+{
+	stops_at_next_sample(true);
 }
 END_TEST
 
@@ -221,6 +240,7 @@ Suite *backstop_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_kernel_stops_at_next_sample);
+	tcase_add_test(tc, test_kernel_stops_the_group);
 	tcase_add_test(tc, test_bad_arguments);
 	suite_add_tcase(s, tc);
 	return s;

@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -865,7 +867,12 @@ static int start_command(struct record *rec)
 	}
 	if (rec->o.lossless && (err = start_lossless(rec)))
 		return err;
-	rec->tgt = target__fork_held(rec->o.argv);
+	/* --lossless: the command leads a process group of its own, which the backstop stops as
+	 * a whole (its children too); we adopt the orphans of that group, so that it is never
+	 * orphaned while a member is stopped (the kernel would send it SIGHUP) */
+	if (rec->o.lossless)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	rec->tgt = rec->o.lossless ? target__fork_held_group(rec->o.argv) : target__fork_held(rec->o.argv);
 	if (!rec->tgt) {
 		err = -errno;
 		seterr(rec, "cannot start '%s': %s", rec->o.argv[0], strerror(-err));
@@ -1200,6 +1207,17 @@ static int write_lost_samples(struct record *rec)
 	return 0;
 }
 
+/* The command's group members that were orphaned and came to us (subreaper) and have ended:
+ * reap them (once the command itself is reaped; those still running go on). */
+static void reap_orphans(struct record *rec)
+{
+	pid_t pgid = rec->tgt ? target__pgid(rec->tgt) : 0;
+
+	if (pgid > 0 && rec->target_ended)
+		while (waitpid(-pgid, NULL, WNOHANG) > 0)
+			;
+}
+
 int record__stop(struct record *rec)
 {
 	int err = 0, e;
@@ -1225,6 +1243,7 @@ int record__stop(struct record *rec)
 	evlist__disable(rec->el);
 	e = readers__stop(rec->rd);
 	lossless__release(rec->ll);
+	reap_orphans(rec);
 	if (e && !err) {
 		struct readers_stats rs;
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,31 @@ struct target {
 	pid_t *pids;
 	int *pidfds;        /* one per watched pid */
 	int efd;            /* readable when everything has ended (pidfd of child / first alive) */
+	pid_t pgid;         /* the command leads its own process group: its pid; else 0 */
+	pid_t tty_home;     /* the terminal (stdin) was handed to pgid from this group; 0: not */
 };
+
+/* Hand the terminal on stdin to group pgid; from a background group, so SIGTTOU is blocked
+ * meanwhile (tcsetpgrp from a background group would stop us otherwise). */
+static void tty_give(pid_t pgid)
+{
+	sigset_t ttou, old;
+
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(STDIN_FILENO, pgid);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The command ended (or is dropped): the terminal goes back to the recorder's group, if it was
+ * handed over and the command's group still has it. */
+static void tty_restore(struct target *t)
+{
+	if (t->tty_home > 0 && tcgetpgrp(STDIN_FILENO) == t->pgid)
+		tty_give(t->tty_home);
+	t->tty_home = 0;
+}
 
 static int pidfd_open(pid_t pid)
 {
@@ -40,6 +65,7 @@ void target__free(struct target *t)
 {
 	if (!t)
 		return;
+	tty_restore(t);
 	if (t->child > 0 && t->go_fd >= 0) {
 		/* Never released: the held child must not run the command. */
 		kill(t->child, SIGKILL);
@@ -107,7 +133,7 @@ int target__check_command(const char *cmd)
 	return denied ? -EACCES : -ENOENT;
 }
 
-struct target *target__fork_held(char *const argv[])
+static struct target *fork_held(char *const argv[], bool group)
 {
 	int go[2], st[2];
 	struct target *t;
@@ -154,6 +180,8 @@ struct target *target__fork_held(char *const argv[])
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
+		if (group)
+			setpgid(0, 0);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up before releasing us */
 		execvp(argv[0], argv);
@@ -175,7 +203,31 @@ struct target *target__fork_held(char *const argv[])
 		errno = e;
 		return NULL;
 	}
+	if (group) {
+		/* as the child does, whoever comes first: the group exists once we return */
+		setpgid(pid, pid);
+		t->pgid = pid;
+		if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) {
+			t->tty_home = getpgrp();
+			tty_give(pid);
+		}
+	}
 	return t;
+}
+
+struct target *target__fork_held(char *const argv[])
+{
+	return fork_held(argv, false);
+}
+
+struct target *target__fork_held_group(char *const argv[])
+{
+	return fork_held(argv, true);
+}
+
+pid_t target__pgid(const struct target *t)
+{
+	return t->pgid;
 }
 
 struct target *target__attach(const pid_t *pids, size_t nr)
@@ -253,6 +305,7 @@ bool target__ended(struct target *t, int *ret_status)
 		if (r == t->child) {
 			t->ended = true;
 			t->status = st;
+			tty_restore(t);
 		}
 	} else {
 		bool all = true;

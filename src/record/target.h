@@ -15,6 +15,16 @@ int target__check_command(const char *cmd);
 
 /* Fork argv[0] (searched in PATH) and hold the child before exec. Returns NULL with errno set. */
 struct target *target__fork_held(char *const argv[]);
+
+/* As target__fork_held, with the child leading a process group of its own (its pid), so that
+ * one signal to the group reaches the command and every child that stays in it. When the
+ * recorder's group owns its terminal (stdin) the command's group is given the terminal, so the
+ * command reads it as before (Ctrl-C then reaches the command, not the recorder); the terminal
+ * goes back to the recorder's group once the command has ended, or at target__free. */
+struct target *target__fork_held_group(char *const argv[]);
+
+/* The command's process group (target__fork_held_group), or 0. */
+pid_t target__pgid(const struct target *t);
 /* Watch running processes. Returns NULL with errno set (ESRCH: a pid does not exist). */
 struct target *target__attach(const pid_t *pids, size_t nr);
 

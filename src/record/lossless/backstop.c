@@ -42,7 +42,9 @@ static int set_async(int fd, bool on)
 
 static int setup_fd(int fd, pid_t owner)
 {
-	struct f_owner_ex o = { .type = F_OWNER_PID, .pid = owner };
+	/* a negative owner is a process group: the kernel signals every process in it */
+	struct f_owner_ex o = { .type = owner < 0 ? F_OWNER_PGRP : F_OWNER_PID,
+				.pid = owner < 0 ? -owner : owner };
 
 	if (fcntl(fd, F_SETOWN_EX, &o) < 0 || fcntl(fd, F_SETSIG, SIGSTOP) < 0)
 		return -errno;
@@ -70,7 +72,7 @@ struct backstop *backstop__new(const int *fds, const pid_t *owners, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
 
-		if (owners[i] <= 0) {
+		if (owners[i] == 0 || owners[i] == -1) {
 			errno = EINVAL;
 			goto fail;
 		}

@@ -4,8 +4,10 @@
  * event, or any event it passed on to a thread or child (they share its fasync), writes makes the
  * kernel send SIGSTOP to the owner's whole thread group from the sample's own irq_work. So once
  * the pause is decided, a ring receives at most about one more sample per running thread,
- * however late the freezer's write or the watcher's next look comes. Children in other thread
- * groups are stopped by the pauser (cgroup freezer or signals), not by the backstop. Disarming
+ * however late the freezer's write or the watcher's next look comes. With a process group as
+ * the owner (a command precord started in a group of its own) the kernel stops every process
+ * of the group at once, children included; children that left the group, and other thread
+ * groups with a process as the owner, are stopped by the pauser (cgroup freezer or signals). Disarming
  * clears O_ASYNC first (no signal can follow once fcntl has returned: fasync entries are
  * removed under their lock) and then sends SIGCONT to every owner. */
 #ifndef PRECORD_BACKSTOP_H
@@ -17,8 +19,9 @@
 
 struct backstop;
 
-/* Set up n fds: fds[i] stops owners[i] (a process or thread id: its thread group is stopped).
- * Disarmed. Returns NULL with errno: EINVAL (n == 0, bad owner), ENOMEM, or what fcntl failed
+/* Set up n fds: fds[i] stops owners[i] (a process or thread id: its thread group is stopped;
+ * or minus a process group id: every process in that group is stopped, F_OWNER_PGRP). SIGCONT
+ * goes to the same owners (kill(2) with the negative id reaches the group). Disarmed. Returns NULL with errno: EINVAL (n == 0, bad owner), ENOMEM, or what fcntl failed
  * with (a kernel whose perf fds have no fasync: EINVAL/ENOTTY). */
 struct backstop *backstop__new(const int *fds, const pid_t *owners, size_t n);
 

@@ -23,6 +23,7 @@ enum gop {
 	G_ADD = 1, /* carries the process's pidfd */
 	G_DEL,
 	G_QUIT, /* normal end: the recorder has cleaned up */
+	G_GROUP, /* a process group to SIGCONT */
 };
 
 struct gmsg {
@@ -58,13 +59,18 @@ static int recv_msg(int sock, struct gmsg *m, int *ret_fd)
 }
 
 /* The recorder is gone: let the target run, then leave no cgroup behind. */
-static void guardian_rescue(const struct guardian_spec *g, struct gproc *procs, size_t n)
+static void guardian_rescue(const struct guardian_spec *g, struct gproc *procs, size_t n,
+			    pid_t pgid)
 {
+	if (pgid > 0)
+		kill(-pgid, SIGCONT);
 	for (size_t i = 0; i < n; i++)
 		sysfile__pidfd_signal(procs[i].pidfd, SIGCONT);
 	if (!g->cg_dir)
 		return;
 	freezer__thaw_path(g->v2, g->cg_dir);
+	if (pgid > 0) /* and again once thawed, to be sure */
+		kill(-pgid, SIGCONT);
 	freezer__evacuate(g->cg_dir, g->cg_home, GUARDIAN_RMDIR_TRY_MS, true);
 }
 
@@ -74,6 +80,7 @@ static __attribute__((noreturn)) void guardian_main(const struct guardian_spec *
 				       SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM };
 	struct gproc *procs = NULL;
 	size_t n = 0, cap = 0;
+	pid_t pgid = 0;
 	sigset_t none;
 	int null;
 
@@ -114,6 +121,8 @@ static __attribute__((noreturn)) void guardian_main(const struct guardian_spec *
 			continue;
 		if (m.op == G_QUIT)
 			_exit(0);
+		if (m.op == G_GROUP && m.pid > 0)
+			pgid = m.pid;
 		if (m.op == G_ADD && fd >= 0) {
 			if (n == cap) {
 				size_t nc = cap ? 2 * cap : 64;
@@ -142,7 +151,7 @@ static __attribute__((noreturn)) void guardian_main(const struct guardian_spec *
 			close(fd);
 		}
 	}
-	guardian_rescue(g, procs, n);
+	guardian_rescue(g, procs, n, pgid);
 	_exit(0);
 }
 
@@ -215,6 +224,11 @@ void guardian__add(struct guardian *g, pid_t pid, int pidfd)
 void guardian__del(struct guardian *g, pid_t pid)
 {
 	guardian_send(g, G_DEL, pid, -1);
+}
+
+void guardian__group(struct guardian *g, pid_t pgid)
+{
+	guardian_send(g, G_GROUP, pgid, -1);
 }
 
 void guardian__stop(struct guardian *g, bool clean)

@@ -4,7 +4,8 @@
  * SOCK_SEQPACKET socket (a pidfd with each), and when the socket reaches EOF without a
  * goodbye (the recorder died, even by SIGKILL) it thaws the cgroup (SIGCONT to each of its
  * processes, for the --lossless backstop's stops) or SIGCONTs every tracked process, then
- * removes the cgroup. Protocol: G_ADD pid + pidfd, G_DEL pid, G_QUIT (normal end). */
+ * removes the cgroup; a process group it was told of gets SIGCONT too. Protocol: G_ADD pid +
+ * pidfd, G_DEL pid, G_GROUP pgid, G_QUIT (normal end). */
 #ifndef PRECORD_GUARDIAN_H
 #define PRECORD_GUARDIAN_H
 
@@ -34,6 +35,9 @@ int guardian__start(struct guardian *g, const struct guardian_spec *spec);
  * gone. Best effort: a guardian that died cannot be replaced, and pausing works without it. */
 void guardian__add(struct guardian *g, pid_t pid, int pidfd);
 void guardian__del(struct guardian *g, pid_t pid);
+
+/* Tell it of a process group to SIGCONT as well if we die (the backstop's stops). */
+void guardian__group(struct guardian *g, pid_t pgid);
 
 /* Dismiss it (clean: say goodbye; else let it rescue the target, e.g. a cgroup that could not
  * be removed), close the socket and reap it. Harmless on an empty guardian. */

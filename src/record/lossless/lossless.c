@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "record/lossless/backpressure.h"
 #include "record/lossless/backstop.h"
@@ -39,6 +40,7 @@ struct lossless {
 	double max_rate;
 	struct pauser *p;
 	struct backstop *bs;   /* NULL: none */
+	pid_t pgid;            /* the command leads this process group: the backstop stops it */
 	pthread_mutex_t lock;
 	atomic_bool released;
 	size_t nr_rings;
@@ -265,15 +267,16 @@ int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, s
 		return 0;
 	if (ll->bs || (off && *off && strcmp(off, "0")))
 		return 0;
-	/* The owner of a fd is a process (F_OWNER_PID wants a thread group leader): -p opens
+	/* The owner of a fd is the command's process group when it leads one (the kernel stops
+	 * its children too), else a process (F_OWNER_PID wants a thread group leader): -p opens
 	 * events on every thread. */
 	owners = malloc(n * sizeof(pid_t));
 	if (!owners)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		pid_t tgid = procset__tgid_of(tids[i]);
+		pid_t tgid = ll->pgid > 0 ? -ll->pgid : procset__tgid_of(tids[i]);
 
-		owners[i] = tgid > 0 ? tgid : tids[i];
+		owners[i] = tgid > 0 || ll->pgid > 0 ? tgid : tids[i];
 	}
 	bs = backstop__new(fds, owners, n);
 	free(owners);
@@ -287,7 +290,16 @@ int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, s
 
 int lossless__adopt(struct lossless *ll, pid_t pid)
 {
-	return ll ? pauser__adopt(ll->p, pid) : 0;
+	int r;
+
+	if (!ll)
+		return 0;
+	r = pauser__adopt(ll->p, pid);
+	if (!r && getpgid(pid) == pid) {
+		ll->pgid = pid;
+		pauser__group(ll->p, pid);
+	}
+	return r;
 }
 
 void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille)

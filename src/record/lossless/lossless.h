@@ -47,7 +47,9 @@ int lossless__setup(struct lossless *ll, const struct lossless_opts *opts);
 /* The last failure of lossless__setup; "" if none. */
 const char *lossless__error(const struct lossless *ll);
 
-/* Make the command (forked, held before exec) part of what is paused. Returns 0 or -errno. */
+/* Make the command (forked, held before exec) part of what is paused. When it leads a process
+ * group of its own (target__fork_held_group), the backstop stops that whole group, and the
+ * guardian continues it. Returns 0 or -errno. */
 int lossless__adopt(struct lossless *ll, pid_t pid);
 
 struct ringbuf;

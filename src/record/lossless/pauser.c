@@ -198,6 +198,12 @@ int pauser__adopt(struct pauser *p, pid_t pid)
 	return r < 0 ? r : 0;
 }
 
+void pauser__group(struct pauser *p, pid_t pgid)
+{
+	if (pgid > 0)
+		guardian__group(&p->g, pgid);
+}
+
 int pauser__task_new(struct pauser *p, pid_t pid, pid_t tid)
 {
 	int r = 0;

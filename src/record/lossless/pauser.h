@@ -50,6 +50,11 @@ struct pauser *pauser__new_for_pids(const pid_t *pids, size_t n, const struct pa
  * (-ESRCH when it is gone). */
 int pauser__adopt(struct pauser *p, pid_t pid);
 
+/* The target's processes make up process group pgid too (a command leading its own group):
+ * the guardian also SIGCONTs that group if the recorder dies (the --lossless backstop stops the
+ * group with SIGSTOP). */
+void pauser__group(struct pauser *p, pid_t pgid);
+
 /* The recorder saw a FORK record for pid/tid (or an EXIT record). With signals a new process is
  * tracked (and stopped at once if we are paused); an exited one is forgotten. No-ops with a
  * cgroup, where the kernel keeps children in place. Return 0 or -errno (-ENOMEM). */
