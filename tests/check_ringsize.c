@@ -1,6 +1,7 @@
 /* Tests of the ring sizes derived from the settings: the largest sample field by field, the
  * 16-bit record cap, the rate with switch records, the --lossless headroom and how the high
- * mark scales the minimum, -E2BIG past the largest ring, and the lock limit's sum. */
+ * mark scales the minimum, -E2BIG past the largest ring, the lock limit's sum, the reaction
+ * allowed for from a calibration and the high mark derived for a given ring. */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
@@ -141,6 +142,39 @@ START_TEST(test_lock_limit)
 }
 END_TEST
 
+START_TEST(test_reaction_and_high_mark)
+{
+	struct ringsize_events ev = dwarf(20000, 8192, true);
+	struct ringsize_plan p, at;
+	uint64_t ring;
+	unsigned int h;
+
+	/* never below the floor; a slow pause raises it: the median by the factor, or the worst */
+	ck_assert_uint_eq(ringsize__reaction(0, 0), RINGSIZE_REACTION_NS);
+	ck_assert_uint_eq(ringsize__reaction(300000, 100000), RINGSIZE_REACTION_NS);
+	ck_assert_uint_eq(ringsize__reaction(3000000, 1000000), 1000000 * RINGSIZE_CALIB_FACTOR);
+	ck_assert_uint_eq(ringsize__reaction(30000000, 1000000), 30000000);
+	ck_assert_uint_eq(ringsize__reaction(UINT64_MAX, UINT64_MAX / 2), UINT64_MAX);
+
+	ck_assert_int_eq(ringsize__plan(&ev, true, 500, 2000000, 1 << 20, &p), 0);
+	ring = (uint64_t)p.min_pages * 4096;
+	/* the minimum ring for 2 ms at 50%: a mark of at least 50% still covers 2 ms */
+	h = ringsize__high_for(&p, ring, 2000000);
+	ck_assert_uint_ge(h, 500);
+	ck_assert_int_eq(ringsize__plan(&ev, true, h, 2000000, 1 << 20, &at), 0);
+	ck_assert_uint_le(at.min_pages, p.min_pages);
+	/* twice the reaction: a lower mark, whose room above covers it */
+	h = ringsize__high_for(&p, ring, 4000000);
+	ck_assert_uint_gt(h, 0);
+	ck_assert_uint_lt(h, 500);
+	ck_assert_uint_ge((double)ring * (1000 - h) / 1000, p.max_rate * 4e6 + p.max_record);
+	ck_assert_uint_ge((uint64_t)ring * h / 1000, p.max_record);
+	/* far too slow for this ring: no mark */
+	ck_assert_uint_eq(ringsize__high_for(&p, ring, 1000000000), 0);
+	ck_assert_uint_eq(ringsize__high_for(&p, 0, 2000000), 0);
+}
+END_TEST
+
 Suite *ringsize_suite(void)
 {
 	Suite *s = suite_create("ringsize");
@@ -152,6 +186,7 @@ Suite *ringsize_suite(void)
 	tcase_add_test(tc, test_lossless_headroom);
 	tcase_add_test(tc, test_bad_arguments);
 	tcase_add_test(tc, test_lock_limit);
+	tcase_add_test(tc, test_reaction_and_high_mark);
 	suite_add_tcase(s, tc);
 	return s;
 }

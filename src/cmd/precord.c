@@ -333,6 +333,8 @@ static int opt_watermark(int c, const char *arg, struct args *a)
 		return usage_err("invalid watermark '%s' for --%s-watermark: expected a percentage "
 				 "from 1 to 99", arg, c == OPT_HIGH ? "high" : "low");
 	*(c == OPT_HIGH ? &a->o.high_permille : &a->o.low_permille) = (unsigned int)v * 10;
+	if (c == OPT_HIGH)
+		a->o.high_given = true;
 	return 0;
 }
 

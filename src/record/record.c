@@ -77,6 +77,9 @@ struct record {
 	size_t kmmap_len;
 	char err[512];
 	struct ringsize_plan plan; /* ring sizes from the settings */
+	struct ringsize_events plan_ev; /* what plan was worked out from */
+	bool auto_ring;            /* -m left out: precord picked the ring */
+	uint64_t reaction_ns;      /* --lossless: the reaction the ring and marks allow for */
 };
 
 static void seterr(struct record *rec, const char *fmt, ...)
@@ -359,12 +362,38 @@ static int refuse_ring(struct record *rec)
 	return -EINVAL;
 }
 
+/* The ring precord picks (-m left out): the default or, for --lossless, if larger, one whose
+ * room above the high mark absorbs cover_ns where such a ring exists (else the plan's minimum).
+ * cover_ns is RINGSIZE_AUTO_MARGIN times the reaction an explicit -m must allow for (a CPU hog
+ * or a slow freezer stretches it; measured: 2 MiB over a 32 MiB ring at 64 KiB stacks and
+ * 50 kHz on a quiet machine), or the reaction the calibration asks for, if longer. */
+static size_t auto_pages(const struct record *rec, uint64_t cover_ns)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), want = rec->plan.min_pages, dflt;
+	struct ringsize_plan roomy;
+
+	if (rec->o.lossless &&
+	    ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, cover_ns,
+			   RECORD_MAX_MMAP_PAGES, &roomy) == 0 && roomy.min_pages > want)
+		want = roomy.min_pages;
+	dflt = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
+	return dflt > want ? dflt : want;
+}
+
+/* The bytes of ring this process may lock (UINT64_MAX: no limit). */
+static uint64_t lock_limit(const struct record *rec)
+{
+	return unlimited_lock() ? UINT64_MAX :
+		ringsize__lock_limit(false, read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516),
+				     (unsigned int)rec->nr_cpus, rlimit_memlock());
+}
+
 /* The per-CPU ring from the settings (ringsize.h): the default, or larger where --lossless
  * needs it; an explicit -m that is too small for a record (or for --lossless's headroom) is
  * refused, naming the smallest that works; so is a ring the memory lock limit cannot hold. */
 static int plan_rings(struct record *rec)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), dflt;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct ringsize_events ev = {
 		.nr_events = (unsigned int)rec->nr_ev,
 		.freq = rec->o.period ? 0 : rec->o.freq,
@@ -401,33 +430,13 @@ static int plan_rings(struct record *rec)
 	}
 	if (rec->o.mmap_pages && rec->o.mmap_pages < rec->plan.min_pages)
 		return refuse_ring(rec);
+	rec->plan_ev = ev;
 	if (!rec->o.mmap_pages) {
-		size_t want = rec->plan.min_pages;
-		struct ringsize_plan roomy;
-
-		/* -m left out means large enough: a ring precord picks has room for
-		 * RINGSIZE_AUTO_MARGIN times the reaction an explicit -m must allow for (a CPU
-		 * hog or a slow freezer stretches the reaction; measured: 2 MiB over a 32 MiB ring
-		 * at 64 KiB stacks and 50 kHz on a quiet machine), when such a ring exists */
-		if (rec->o.lossless &&
-		    ringsize__plan(&ev, true, rec->o.high_permille,
-				   RINGSIZE_AUTO_MARGIN * RINGSIZE_REACTION_NS, RECORD_MAX_MMAP_PAGES,
-				   &roomy) == 0)
-			want = roomy.min_pages;
-		dflt = (rec->o.callgraph == CALLGRAPH_DWARF ? 2 << 20 : 512 << 10) / page;
-		rec->o.mmap_pages = dflt > want ? dflt : want;
-		if (rec->o.lossless)
-			notice(rec, "--lossless: rings of %zu KiB per CPU (records up to %llu bytes at up "
-				    "to %.0f MB/s; above the high mark, room for %.1f ms of that)",
-			       pages_to_kib(rec->o.mmap_pages), (unsigned long long)rec->plan.max_record,
-			       rec->plan.max_rate * 1e3,
-			       rec->plan.max_rate > 0 ? (double)rec->o.mmap_pages * page *
-				       (1000 - rec->o.high_permille) / 1000 / rec->plan.max_rate / 1e6 :
-				       RINGSIZE_REACTION_NS / 1e6);
+		/* --lossless grows it once the pause is timed (fit_rings) */
+		rec->o.mmap_pages = auto_pages(rec, RINGSIZE_AUTO_MARGIN * RINGSIZE_REACTION_NS);
+		rec->auto_ring = true;
 	}
-	limit = unlimited_lock() ? UINT64_MAX :
-		ringsize__lock_limit(false, read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516),
-				     (unsigned int)rec->nr_cpus, rlimit_memlock());
+	limit = lock_limit(rec);
 	total = (uint64_t)rec->nr_cpus * (rec->o.mmap_pages + 1) * page;
 	if (rec->o.lossless && total > limit) {
 		seterr(rec, "--lossless needs %zu KiB of ring per CPU (%llu KiB for %zu CPUs) but this "
@@ -827,6 +836,59 @@ static void on_fill(void *ctx, size_t ring, unsigned int permille)
 	lossless__fill(rec->ll, ring, permille);
 }
 
+/* ms of the plan's fastest rate that the room above the high mark of a ring of pages absorbs */
+static double room_ms(const struct record *rec, size_t pages, unsigned int high)
+{
+	double room = (double)pages * (double)sysconf(_SC_PAGESIZE) * (1000 - high) / 1000 -
+		      (double)rec->plan.max_record;
+
+	return rec->plan.max_rate > 0 ? room / rec->plan.max_rate / 1e6 : 1e9;
+}
+
+/* --lossless, once the pause is timed (lossless__new): the reaction to allow for is
+ * ringsize__reaction of the slowest and the median cycle. A ring precord picks grows to cover it (as far as
+ * the lock limit lets); with an explicit -m the high mark is lowered until the room above it
+ * does, unless --high-watermark was given or no mark can, which is then said. */
+static void fit_rings(struct record *rec)
+{
+	struct lossless_stats ls;
+	size_t pages = rec->o.mmap_pages, page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned int h;
+
+	lossless__stats(rec->ll, &ls);
+	rec->reaction_ns = ringsize__reaction(ls.calib_worst_ns, ls.calib_median_ns);
+	if (rec->auto_ring) {
+		uint64_t cover = RINGSIZE_AUTO_MARGIN * RINGSIZE_REACTION_NS;
+		size_t want = auto_pages(rec, rec->reaction_ns > cover ? rec->reaction_ns : cover);
+
+		if (want > pages && (uint64_t)rec->nr_cpus * (want + 1) * page <= lock_limit(rec))
+			rec->o.mmap_pages = pages = want;
+		notice(rec, "--lossless: rings of %zu KiB per CPU (records up to %llu bytes at up to "
+			    "%.0f MB/s; pausing took %.2f ms, at most %.2f ms here, so %.1f ms are allowed "
+			    "for; above the high mark, room for %.1f ms)",
+		       pages_to_kib(pages), (unsigned long long)rec->plan.max_record,
+		       rec->plan.max_rate * 1e3, ls.calib_median_ns / 1e6, ls.calib_worst_ns / 1e6,
+		       rec->reaction_ns / 1e6,
+		       room_ms(rec, pages, rec->o.high_permille));
+	}
+	if (room_ms(rec, pages, rec->o.high_permille) * 1e6 >= (double)rec->reaction_ns)
+		return;
+	h = ringsize__high_for(&rec->plan, (uint64_t)pages * page, rec->reaction_ns);
+	if (!rec->o.high_given && h > rec->o.low_permille && lossless__set_high(rec->ll, h, rec->o.low_permille) == 0) {
+		notice(rec, "--lossless: pausing took up to %.2f ms here: high watermark lowered from "
+			    "%u%% to %u.%u%%, so that the room above it absorbs %.1f ms",
+		       ls.calib_worst_ns / 1e6, rec->o.high_permille / 10, h / 10, h % 10,
+		       rec->reaction_ns / 1e6);
+		rec->o.high_permille = h;
+		return;
+	}
+	notice(rec, "--lossless: pausing took up to %.2f ms here, and %.1f ms should be allowed for, "
+		    "but the room above the high mark of -m %zu absorbs %.1f ms: leave -m out, or "
+		    "give a larger one%s", ls.calib_worst_ns / 1e6, rec->reaction_ns / 1e6, pages,
+	       room_ms(rec, pages, rec->o.high_permille),
+	       rec->o.high_given ? " or a lower --high-watermark" : "");
+}
+
 /* The pauser first: its guardian is a fork of this process, and a command must be in the
  * pause cgroup before it execs. */
 static int start_lossless(struct record *rec)
@@ -849,8 +911,10 @@ static int start_lossless(struct record *rec)
 		seterr(rec, "--lossless: %s", lossless__error(rec->ll));
 		lossless__free(rec->ll);
 		rec->ll = NULL;
+		return err;
 	}
-	return err;
+	fit_rings(rec);
+	return 0;
 }
 
 /* The command, held before exec (and placed where it can be paused). */

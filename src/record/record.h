@@ -45,6 +45,7 @@ struct record_opts {
 	bool lossless;
 	unsigned int high_permille;    /* lossless watermarks */
 	unsigned int low_permille;
+	bool high_given;               /* --high-watermark was given: never lowered */
 	bool keep_old;                 /* rename an existing output to .old (default true) */
 	/* Another user's recording (precordd): events are opened, /proc/PID files and mapped
 	 * files read with these credentials, so the kernel decides what may be recorded

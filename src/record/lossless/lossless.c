@@ -41,6 +41,8 @@ struct lossless {
 	struct pauser *p;
 	struct backstop *bs;   /* NULL: none */
 	pid_t pgid;            /* the command leads this process group: the backstop stops it */
+	uint64_t calib_worst, calib_median; /* the pause's calibration, ns (0: not measured) */
+	unsigned int calib_cycles;
 	pthread_mutex_t lock;
 	atomic_bool released;
 	size_t nr_rings;
@@ -192,6 +194,23 @@ void lossless__free(struct lossless *ll)
 	free(ll);
 }
 
+/* Cycles of the calibration at start, and the longest one allowed (a slower pause ends it). */
+#define CALIB_CYCLES 8
+#define CALIB_TIMEOUT_MS 100
+
+/* Time the pause mechanism now, before the target is in place (pauser__calibrate). A failed
+ * calibration leaves 0: the sizing then allows for RINGSIZE_REACTION_NS. */
+static void calibrate(struct lossless *ll)
+{
+	const char *off = getenv("PRECORD_NO_CALIBRATE");
+
+	if (off && *off && strcmp(off, "0"))
+		return;
+	if (pauser__calibrate(ll->p, CALIB_CYCLES, CALIB_TIMEOUT_MS, &ll->calib_worst,
+			      &ll->calib_median) == 0)
+		ll->calib_cycles = CALIB_CYCLES;
+}
+
 struct lossless *lossless__new(void)
 {
 	struct lossless *ll = calloc(1, sizeof(*ll));
@@ -254,6 +273,7 @@ int lossless__setup(struct lossless *ll, const struct lossless_opts *o)
 			      e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "");
 	}
 	backpressure__set_action_fn(ll->bp, on_action, ll);
+	calibrate(ll);
 	return 0;
 }
 
@@ -335,6 +355,24 @@ void lossless__release(struct lossless *ll)
 	stop_watcher(ll);
 }
 
+int lossless__set_high(struct lossless *ll, unsigned int high_permille, unsigned int low_permille)
+{
+	struct backpressure *bp;
+
+	if (!ll)
+		return 0;
+	if (ll->watching)
+		return -EBUSY;
+	bp = backpressure__new((unsigned int)ll->nr_rings, high_permille, low_permille);
+	if (!bp)
+		return -errno;
+	backpressure__set_action_fn(bp, on_action, ll);
+	backpressure__free(ll->bp);
+	ll->bp = bp;
+	ll->high_permille = high_permille;
+	return 0;
+}
+
 void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 {
 	struct backpressure_stats bs;
@@ -354,4 +392,7 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->action_error = ll->action_err;
 	s->looks = atomic_load(&((struct lossless *)ll)->looks);
 	s->backstop = ll->bs != NULL;
+	s->calib_worst_ns = ll->calib_worst;
+	s->calib_median_ns = ll->calib_median;
+	s->calib_cycles = ll->calib_cycles;
 }

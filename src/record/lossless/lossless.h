@@ -30,6 +30,8 @@ struct lossless_stats {
 	int action_error;       /* first pause/resume failure (-errno), 0 if none */
 	uint64_t looks;         /* the watcher's looks at the rings */
 	bool backstop;          /* the kernel-side backstop is in use */
+	uint64_t calib_worst_ns, calib_median_ns; /* the pause timed at start (0: not measured) */
+	unsigned int calib_cycles;
 };
 
 /* Errors: every function that fails returns -errno; lossless__setup also leaves the reason in
@@ -39,13 +41,19 @@ struct lossless_stats {
 struct lossless *lossless__new(void);
 
 /* Set up the pauser (and its guardian) for the target: before the command is forked, or
- * before any thread is started (the guardian is a fork of this process). Returns 0, -EINVAL
- * for bad watermarks, -EBUSY when already set up, or -errno of preparing the pauser (-ESRCH,
- * -EPERM...), with the reason in lossless__error(). */
+ * before any thread is started (the guardian is a fork of this process). The pause mechanism
+ * is then timed on a helper process (pauser__calibrate, 8 cycles, a few milliseconds;
+ * PRECORD_NO_CALIBRATE=1 skips it): lossless__stats has the figures, for sizing the rings.
+ * Returns 0, -EINVAL for bad watermarks, -EBUSY when already set up, or -errno of preparing
+ * the pauser (-ESRCH, -EPERM...), with the reason in lossless__error(). */
 int lossless__setup(struct lossless *ll, const struct lossless_opts *opts);
 
 /* The last failure of lossless__setup; "" if none. */
 const char *lossless__error(const struct lossless *ll);
+
+/* Other watermarks (per mille), before lossless__watch: e.g. a high mark lowered so that the
+ * room above it covers the measured reaction. Returns 0, -EBUSY once watching, or -EINVAL. */
+int lossless__set_high(struct lossless *ll, unsigned int high_permille, unsigned int low_permille);
 
 /* Make the command (forked, held before exec) part of what is paused. When it leads a process
  * group of its own (target__fork_held_group), the backstop stops that whole group, and the

@@ -7,6 +7,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
@@ -334,6 +337,93 @@ int pauser__measure_pause(struct pauser *p, int timeout_ms, uint64_t *ret_ns)
 		return r;
 	*ret_ns = clock__ns() - t0;
 	return 0;
+}
+
+/* The helper of pauser__calibrate: spins until killed, and dies with its parent. */
+static pid_t spawn_spinner(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static volatile unsigned long sink;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			sink++;
+	}
+	return pid;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Pause, wait, resume, n times (fewer when a cycle times out); ns[] gets each latency. */
+static unsigned int time_cycles(struct pauser *p, unsigned int n, int timeout_ms, uint64_t *ns)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct timespec run = { 0, 300000 };
+		int r = pauser__measure_pause(p, timeout_ms, &ns[i]);
+
+		pauser__resume(p);
+		if (r < 0) {
+			ns[i++] = (uint64_t)timeout_ms * 1000000;
+			break;
+		}
+		nanosleep(&run, NULL);
+	}
+	return i;
+}
+
+int pauser__calibrate(struct pauser *p, unsigned int cycles, int timeout_ms,
+		      uint64_t *ret_worst_ns, uint64_t *ret_median_ns)
+{
+	struct pauser *own = p;
+	uint64_t *ns;
+	unsigned int n = 0;
+	pid_t pid;
+	int r = 0;
+
+	if (!cycles || timeout_ms <= 0)
+		return -EINVAL;
+	ns = calloc(cycles, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	pid = spawn_spinner();
+	if (pid < 0) {
+		free(ns);
+		return -errno;
+	}
+	if (p->mech == PAUSE_MECH_SIGNALS) {
+		struct pauser_opts o = { .mech = PAUSE_MECH_SIGNALS, .no_guardian = true };
+
+		own = pauser__new_for_pids(&pid, 1, &o);
+		if (!own)
+			r = -errno;
+	} else {
+		r = pauser__adopt(p, pid);
+	}
+	if (!r)
+		n = time_cycles(own, cycles, timeout_ms, ns);
+	if (own && own != p)
+		pauser__free(own);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (!r && !n)
+		r = -EIO;
+	if (!r) {
+		qsort(ns, n, sizeof(*ns), cmp_u64);
+		*ret_worst_ns = ns[n - 1];
+		*ret_median_ns = ns[n / 2];
+	}
+	free(ns);
+	return r;
 }
 
 bool pauser__paused(const struct pauser *p)

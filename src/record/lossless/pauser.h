@@ -81,6 +81,16 @@ int pauser__wait_stopped(struct pauser *p, int timeout_ms);
  * confirmation (for the bench's distribution). Returns as pauser__wait_stopped. */
 int pauser__measure_pause(struct pauser *p, int timeout_ms, uint64_t *ret_ns);
 
+/* How fast this pauser's mechanism reacts here, now: a helper process that spins (forked from
+ * the caller: call before threads hold locks a fork could copy) is paused and resumed `cycles`
+ * times, 0.3 ms apart, each time timed from the request to the kernel's report that it stopped.
+ * With a freezer the helper goes through our cgroup, which must hold no target yet (before
+ * pauser__adopt); with signals a pauser of its own stops it (the -p targets are left alone).
+ * A cycle that takes longer than timeout_ms ends the calibration (counted as timeout_ms).
+ * *ret_worst_ns gets the slowest cycle, *ret_median_ns the median. Returns 0 or -errno. */
+int pauser__calibrate(struct pauser *p, unsigned int cycles, int timeout_ms,
+		      uint64_t *ret_worst_ns, uint64_t *ret_median_ns);
+
 bool pauser__paused(const struct pauser *p);
 enum pause_mech pauser__mechanism(const struct pauser *p);
 /* "cgroup2-freezer", "cgroup1-freezer" or "signals". */

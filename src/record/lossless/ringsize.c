@@ -100,3 +100,29 @@ uint64_t ringsize__lock_limit(bool cap_ipc_lock, uint64_t mlock_kb, unsigned int
 	l = mlock_kb * 1024 * nr_cpus;
 	return l + rlimit_memlock < l ? UINT64_MAX : l + rlimit_memlock;
 }
+
+uint64_t ringsize__reaction(uint64_t worst_ns, uint64_t median_ns)
+{
+	uint64_t r = median_ns > UINT64_MAX / RINGSIZE_CALIB_FACTOR ? UINT64_MAX :
+		     median_ns * RINGSIZE_CALIB_FACTOR;
+
+	if (worst_ns > r)
+		r = worst_ns;
+	return r > RINGSIZE_REACTION_NS ? r : RINGSIZE_REACTION_NS;
+}
+
+unsigned int ringsize__high_for(const struct ringsize_plan *plan, uint64_t ring_bytes,
+				uint64_t reaction_ns)
+{
+	double headroom = plan->max_rate * (double)reaction_ns + (double)plan->max_record;
+	double above, high;
+
+	if (!ring_bytes || headroom + (double)plan->max_record > (double)ring_bytes)
+		return 0;
+	/* room above the mark, in whole per mille, rounded up */
+	above = headroom * 1000.0 / (double)ring_bytes;
+	high = 1000.0 - (double)(uint64_t)(above + 0.999999);
+	if (high < 1 || high * (double)ring_bytes / 1000.0 < (double)plan->max_record)
+		return 0;
+	return high >= 999 ? 999 : (unsigned int)high;
+}

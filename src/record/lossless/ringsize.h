@@ -21,6 +21,12 @@
 /* A ring the recorder picks itself (-m left out) allows for this many times that reaction. */
 #define RINGSIZE_AUTO_MARGIN 5ull
 
+/* The pause mechanism is timed at start (pauser__calibrate, a few cycles on a spinning helper).
+ * A few cycles show its usual speed, not its tail: the reaction allowed for is this many times
+ * the median cycle, or the slowest cycle seen, whichever is longer, and never less than
+ * RINGSIZE_REACTION_NS. */
+#define RINGSIZE_CALIB_FACTOR 4ull
+
 /* Switch records a CPU can write at most per second: a context switch costs more than 1 us. */
 #define RINGSIZE_MAX_SWITCHES 1000000ull
 
@@ -65,6 +71,17 @@ struct ringsize_plan {
  * max_pages data pages honours the settings (*ret is filled either way). */
 int ringsize__plan(const struct ringsize_events *ev, bool lossless, unsigned int high_permille,
 		   uint64_t reaction_ns, size_t max_pages, struct ringsize_plan *ret);
+
+/* The reaction to size for, ns, from the calibration's slowest and median cycles (0: not
+ * measured): the slowest, or RINGSIZE_CALIB_FACTOR times the median, at least
+ * RINGSIZE_REACTION_NS. */
+uint64_t ringsize__reaction(uint64_t worst_ns, uint64_t median_ns);
+
+/* The highest high mark (per mille) that leaves room above it for plan's rate during
+ * reaction_ns plus one record, in a ring of ring_bytes, with at least one record below it;
+ * 0 when no mark does. */
+unsigned int ringsize__high_for(const struct ringsize_plan *plan, uint64_t ring_bytes,
+				uint64_t reaction_ns);
 
 /* The memory the kernel lets this process lock for rings beyond what root may (CAP_IPC_LOCK):
  * perf_event_mlock_kb per CPU, times nr_cpus, plus RLIMIT_MEMLOCK. Inputs given, not read, so
