@@ -24,17 +24,18 @@ if ll_table seed; then
 echo "## --lossless on the storm: perf's settings ($LL_OPTS)"
 echo
 export YIELD_STORM_REPORT=1
-run_timed $W/yield_storm "$STORM_COUNT" "$THREADS"; tb=$T
-sb=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-: > "$D/llp"; : > "$D/llr"; ll_rc=0
+: > "$D/llp"; : > "$D/llr"; : > "$D/llb"; ll_rc=0
 for rep in $(seq "$LOSSLESS_REPS"); do
+	# the bare run in every round too: on a shared machine the load moves between rounds
+	run_timed $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llb"
+	sb=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
 	run_timed perf record $LL_OPTS -o "$D/perf-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llp"
 	sp=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
 	run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || ll_rc=$?; echo "$T" >> "$D/llr"
 	sr=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
 	ll_line=$(grep "lossless via" "$D/run.err")
 done
-tp=$(median "$D/llp"); tr=$(median "$D/llr")
+tp=$(median "$D/llp"); tr=$(median "$D/llr"); tb=$(median "$D/llb")
 share=$(echo "$ll_line" | sed -n 's/.*(\([0-9.]*%\) of the run).*/\1/p')
 npauses=$(echo "$ll_line" | sed -n 's/.*: \([0-9]*\) pauses,.*/\1/p')
 mech=$(echo "$ll_line" | sed -n 's/.*lossless via \([^:]*\):.*/\1/p')
@@ -52,8 +53,8 @@ for who in perf precord; do
 		"$(ll_count "$D/$who-ll.stats" SWITCH)" "$((2 * ${s:-0}))" "$paused" "$rel"
 done
 echo
-echo "(wall: medians of $LOSSLESS_REPS runs each, perf and precord alternating: perf $(tr '\n' ' ' < "$D/llp")s, precord"
-echo "$(tr '\n' ' ' < "$D/llr")s; the other columns are the last pair's. Storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
+echo "(wall: medians of $LOSSLESS_REPS runs each, bare, perf and precord in turn: bare $(tr '\n' ' ' < "$D/llb")s, perf $(tr '\n' ' ' < "$D/llp")s, precord"
+echo "$(tr '\n' ' ' < "$D/llr")s; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; the other columns are the last pair's. Storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
 echo "itself with getrusage in that run, times two for the out and in records of each switch; precord"
 echo "paused the target with the $mech and exited $ll_rc (a failing run's status, 0 if none failed); both files are read back with perf.)"
 echo
