@@ -2,7 +2,8 @@
  * forked and exec'd workers, optionally a new worker every few ms, each counting in a shared
  * file): for each mechanism this machine offers, a pause stops every counter, a resume restarts
  * them all, late children are caught, a SIGKILLed recorder's target is thawed by the guardian
- * within 100 ms, and no cgroup is left behind. */
+ * within 100 ms (and a process group it was told of is continued), no cgroup is left behind,
+ * and the calibration times each mechanism on a helper that it leaves behind nowhere. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -582,6 +583,161 @@ static void run_recorder_killed(enum pause_mech m)
 		assert_gone(rep.cgroup, 100);
 }
 
+/* The state letter of pid in /proc/pid/stat (0: gone). */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *c;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	c = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return c && c[1] ? c[2] : 0;
+}
+
+static void wait_stopped_state(pid_t pid, bool stopped, int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	for (;;) {
+		char st = proc_state(pid);
+
+		if ((st == 'T' || st == 't') == stopped)
+			return;
+		ck_assert_msg(now_ms() < end, "process %d is %s (state %c)", pid,
+			      stopped ? "not stopped" : "still stopped", st ? st : '-');
+		msleep(1);
+	}
+}
+
+/* pid runs comm (within 5 s). */
+static bool execed(pid_t pid, const char *comm)
+{
+	uint64_t end = now_ms() + 5000;
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	do {
+		FILE *f = fopen(path, "re");
+		bool same = f && fgets(buf, sizeof(buf), f) && !strcmp(buf, comm);
+
+		if (f)
+			fclose(f);
+		if (same)
+			return true;
+		msleep(1);
+	} while (now_ms() < end);
+	return false;
+}
+
+/* The backstop stops the command's process group with SIGSTOP: a recorder that dies leaves the
+ * group to the guardian, which continues it (we are a subreaper, so the group is never
+ * orphaned and only the guardian can continue it). */
+START_TEST(test_killed_group)
+{
+	int rp[2];
+	pid_t rec, pids[2];
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	ck_assert_int_eq(pipe(rp), 0);
+	rec = fork();
+	ck_assert_int_ge(rec, 0);
+	if (rec == 0) {
+		struct pauser_opts o = { .mech = PAUSE_MECH_SIGNALS };
+		struct pauser *p = pauser__new_for_command(&o);
+		pid_t m[2];
+
+		if (!p)
+			_exit(10);
+		for (int i = 0; i < 2; i++) {
+			m[i] = fork();
+			if (m[i] == 0) {
+				/* exec: no longer holding the recorder's end of the guardian's
+				 * socket (close-on-exec), whose EOF tells the guardian */
+				setpgid(0, i ? m[0] : 0);
+				execl("/bin/sleep", "sleep", "600", (char *)NULL);
+				_exit(1);
+			}
+			setpgid(m[i], m[0]); /* whoever comes first; fails once it has exec'd */
+		}
+		for (int i = 0; i < 2; i++)
+			if (!execed(m[i], "sleep\n"))
+				_exit(12);
+		pauser__group(p, m[0]);
+		if (kill(-m[0], SIGSTOP) < 0 || write(rp[1], m, sizeof(m)) != sizeof(m))
+			_exit(11);
+		for (;;)
+			pause();
+	}
+	close(rp[1]);
+	ck_assert_int_eq(read(rp[0], pids, sizeof(pids)), sizeof(pids));
+	close(rp[0]);
+	for (int i = 0; i < 2; i++)
+		wait_stopped_state(pids[i], true, 2000);
+	ck_assert_int_eq(kill(rec, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(rec, NULL, 0), rec);
+	for (int i = 0; i < 2; i++)
+		wait_stopped_state(pids[i], false, 2000);
+	kill(-pids[0], SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0) /* the members and the guardian, orphans of ours */
+		;
+}
+END_TEST
+
+/* The calibration pauses and resumes a helper of its own and leaves nothing behind: our cgroup
+ * is empty and running after it, and a target adopted then pauses as before. */
+static void run_calibrate(enum pause_mech m)
+{
+	struct pauser *p = new_or_skip(m);
+	uint64_t worst = 0, median = 0;
+	struct target t;
+
+	if (!p)
+		return;
+	ck_assert_int_eq(pauser__calibrate(p, 0, 100, &worst, &median), -EINVAL);
+	ck_assert_int_eq(pauser__calibrate(p, 4, 2000, &worst, &median), 0);
+	fprintf(stderr, "pause: %s calibration: median %llu us, worst %llu us\n",
+		pauser__mechanism_name(p), (unsigned long long)median / 1000,
+		(unsigned long long)worst / 1000);
+	ck_assert_uint_gt(median, 0);
+	ck_assert_uint_ge(worst, median);
+	ck_assert(!pauser__paused(p));
+	if (pauser__cgroup_path(p)) {
+		char path[4200], buf[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", pauser__cgroup_path(p));
+		f = fopen(path, "re");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_ptr_null(fgets(buf, sizeof(buf), f)); /* the helper is gone */
+		fclose(f);
+	}
+	target_start(&t, p, 1, 0);
+	target_wait_ready(&t, 3); /* the root's two threads and the worker */
+	ck_assert_int_eq(pauser__pause(p), 0);
+	ck_assert_int_eq(pauser__wait_stopped(p, 2000), 0);
+	assert_frozen(&t, 20);
+	ck_assert_int_eq(pauser__resume(p), 0);
+	assert_all_move(&t, 2000);
+	ck_assert_int_eq(target_finish(&t), 0);
+	pauser__free(p);
+}
+
+START_TEST(test_calibrate_cgroup2)
+{
+	run_calibrate(PAUSE_MECH_CGROUP2);
+}
+END_TEST
+
+START_TEST(test_calibrate_signals)
+{
+	run_calibrate(PAUSE_MECH_SIGNALS);
+}
+END_TEST
+
 START_TEST(test_killed_cgroup2)
 {
 	run_recorder_killed(PAUSE_MECH_CGROUP2);
@@ -684,6 +840,8 @@ Suite *pause_suite(void)
 	tcase_add_test(tc, test_tree_cgroup1);
 	tcase_add_test(tc, test_tree_signals);
 	tcase_add_test(tc, test_auto_prefers_cgroup);
+	tcase_add_test(tc, test_calibrate_cgroup2);
+	tcase_add_test(tc, test_calibrate_signals);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("late");
@@ -700,6 +858,7 @@ Suite *pause_suite(void)
 	tcase_add_test(tc, test_killed_cgroup1);
 	tcase_add_test(tc, test_killed_signals);
 	tcase_add_test(tc, test_guardian_leaves);
+	tcase_add_test(tc, test_killed_group);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
