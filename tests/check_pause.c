@@ -245,7 +245,15 @@ static void run_tree(enum pause_mech m)
 		ck_assert_int_eq(pauser__resume(p), 0);
 		ck_assert(!pauser__paused(p));
 		assert_all_move(&t, 500);
-		msleep(45); /* let a couple of new workers start */
+		/* let a new worker start (every 20 ms, later on a busy machine) */
+		{
+			uint64_t n0 = t.shm->nr_slots, end = now_ms() + 10000;
+
+			while (t.shm->nr_slots <= n0) {
+				ck_assert_msg(now_ms() < end, "no new worker in 10 s");
+				msleep(2);
+			}
+		}
 	}
 	ck_assert_uint_gt(t.shm->nr_slots, 8);
 	ck_assert_int_eq(pauser__wait_stopped(p, 0), -EINVAL);
