@@ -15,7 +15,7 @@ V2=$(v2_dir)
 rec=
 trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
-precord -q -e cpu-clock -F 20000 --call-graph dwarf --lossless -o ours.data -- \
+precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ours.data -- \
 	"$W/spin_threads" 3 > /dev/null 2> rec.err &
 rec=$!
 # recording (the command runs once precord has started: its start may take a second when the
