@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "lib/cgroupfs.h"
 #include "report/pprof.h"
 #include "report/profile.pb-c.h"
 #include "unwind/elfcache.h"
@@ -98,9 +99,11 @@ struct ploc {
 struct psample {
 	uint32_t loc_off, nr_locs, attr;
 	int32_t pid, tid;
-	int64_t comm;
+	int64_t comm, unit;     /* unit: 0 when the samples carry no cgroup */
 	uint64_t count, period;
 };
+
+#define MAX_EXTRA_LABELS 8
 
 struct pprof_writer {
 	struct report_session *session;
@@ -108,6 +111,9 @@ struct pprof_writer {
 	char *time_type;       /* pprof_writer__set_time_view: the event time_attr's name */
 	size_t time_attr;
 	uint64_t first_time, last_time;
+	int64_t time_nanos, duration_nanos; /* pprof_writer__set_time; duration -1: unset */
+	int64_t extra_key[MAX_EXTRA_LABELS], extra_str[MAX_EXTRA_LABELS];
+	size_t nr_extra;
 
 	char **strs;
 	size_t nr_strs, cap_strs;
@@ -392,13 +398,14 @@ static bool sample_eq(const struct pprof_writer *w, uint32_t idx, const void *ke
 	const struct psample *a = &w->samples[idx], *b = key;
 
 	return a->attr == b->attr && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->nr_locs == b->nr_locs &&
+	       a->unit == b->unit && a->nr_locs == b->nr_locs &&
 	       !memcmp(w->stack_ids + a->loc_off, w->stack, b->nr_locs * sizeof(uint64_t));
 }
 
 static int add_merged(struct pprof_writer *w, struct psample *key)
 {
-	uint32_t h = mix(mix(mix(key->attr, (uint32_t)key->pid), (uint32_t)key->tid), key->comm);
+	uint32_t h = mix(mix(mix(mix(key->attr, (uint32_t)key->pid), (uint32_t)key->tid), key->comm),
+			 (uint64_t)key->unit);
 	struct slot *sl;
 
 	for (size_t k = 0; k < key->nr_locs; k++)
@@ -437,6 +444,15 @@ static int on_sample(void *ctx, const struct report_session_sample *s)
 	if (s->raw->time > w->last_time)
 		w->last_time = s->raw->time;
 	key.comm = intern(w, s->comm);
+	if (s->cgroup) {
+		char buf[256];
+		const char *unit = cgroupfs__unit(s->cgroup, buf, sizeof(buf));
+
+		/* as preport's unit key: the cgroup's path when no systemd unit made it */
+		key.unit = intern(w, unit ? unit : s->cgroup);
+		if (key.unit < 0)
+			return -ENOMEM;
+	}
 	if (key.comm < 0 || grow(&w->stack, &w->cap_stack, s->nr_frames, sizeof(uint64_t)) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_frames; i++) {
@@ -457,6 +473,7 @@ struct pprof_writer *pprof_writer__new(struct report_session *s)
 	if (!w)
 		return NULL;
 	w->session = s;
+	w->duration_nanos = -1;
 	w->nr_attrs = report_session__stats(s)->nr_attrs;
 	if (intern(w, "") != 0 || report_session__add_sink(s, &sink) < 0) {
 		pprof_writer__free(w);
@@ -469,6 +486,27 @@ struct pprof_writer *pprof_writer__new(struct report_session *s)
 void pprof_writer__set_inline(struct pprof_writer *w, bool inline_frames)
 {
 	w->no_inline = !inline_frames;
+}
+
+int pprof_writer__add_label(struct pprof_writer *w, const char *key, const char *value)
+{
+	int64_t k, v;
+
+	if (w->nr_extra == MAX_EXTRA_LABELS)
+		return -E2BIG;
+	k = intern(w, key);
+	v = intern(w, value);
+	if (k < 0 || v < 0)
+		return -ENOMEM;
+	w->extra_key[w->nr_extra] = k;
+	w->extra_str[w->nr_extra++] = v;
+	return 0;
+}
+
+void pprof_writer__set_time(struct pprof_writer *w, int64_t time_nanos, int64_t duration_nanos)
+{
+	w->time_nanos = time_nanos;
+	w->duration_nanos = duration_nanos;
 }
 
 size_t pprof_writer__nr_samples(const struct pprof_writer *w)
@@ -579,22 +617,24 @@ int pprof_writer__set_time_view(struct pprof_writer *w, size_t attr, const char 
 
 static int build_samples(struct pprof_writer *w, struct build *b)
 {
-	size_t nv = 1 + w->nr_attrs, n = w->nr_samples;
+	size_t nv = 1 + w->nr_attrs, n = w->nr_samples, nl = 4 + w->nr_extra;
 	int64_t kpid = intern(w, "pid"), ktid = intern(w, "tid"), kcomm = intern(w, "comm");
+	int64_t kunit = intern(w, "unit");
 
-	if (kpid < 0 || ktid < 0 || kcomm < 0)
+	if (kpid < 0 || ktid < 0 || kcomm < 0 || kunit < 0)
 		return -ENOMEM;
 	b->smp = calloc(n ? n : 1, sizeof(*b->smp));
 	b->smpp = calloc(n ? n : 1, sizeof(*b->smpp));
 	b->values = calloc(n ? n * nv : 1, sizeof(*b->values));
-	b->labels = calloc(n ? n * 3 : 1, sizeof(*b->labels));
-	b->labelp = calloc(n ? n * 3 : 1, sizeof(*b->labelp));
+	b->labels = calloc(n ? n * nl : 1, sizeof(*b->labels));
+	b->labelp = calloc(n ? n * nl : 1, sizeof(*b->labelp));
 	if (!b->smp || !b->smpp || !b->values || !b->labels || !b->labelp)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct psample *ps = &w->samples[i];
 		Sample *s = &b->smp[i];
-		Label *l = &b->labels[3 * i];
+		Label *l = &b->labels[nl * i];
+		size_t k = 3;
 
 		perftools__profiles__sample__init(s);
 		s->n_location_id = ps->nr_locs;
@@ -603,9 +643,9 @@ static int build_samples(struct pprof_writer *w, struct build *b)
 		s->value = b->values + i * nv;
 		s->value[0] = (int64_t)ps->count;
 		s->value[1 + ps->attr] = (int64_t)ps->period;
-		for (int k = 0; k < 3; k++) {
-			perftools__profiles__label__init(&l[k]);
-			b->labelp[3 * i + k] = &l[k];
+		for (size_t j = 0; j < nl; j++) {
+			perftools__profiles__label__init(&l[j]);
+			b->labelp[nl * i + j] = &l[j];
 		}
 		l[0].key = kpid;
 		l[0].num = ps->pid;
@@ -613,8 +653,16 @@ static int build_samples(struct pprof_writer *w, struct build *b)
 		l[1].num = ps->tid;
 		l[2].key = kcomm;
 		l[2].str = ps->comm;
-		s->n_label = 3;
-		s->label = &b->labelp[3 * i];
+		if (ps->unit) {
+			l[k].key = kunit;
+			l[k++].str = ps->unit;
+		}
+		for (size_t j = 0; j < w->nr_extra; j++) {
+			l[k].key = w->extra_key[j];
+			l[k++].str = w->extra_str[j];
+		}
+		s->n_label = k;
+		s->label = &b->labelp[nl * i];
 		b->smpp[i] = s;
 	}
 	b->p.n_sample = n;
@@ -750,6 +798,9 @@ static int build(struct pprof_writer *w, struct build *b)
 	    (e = build_functions(w, b)) < 0)
 		return e;
 	b->p.duration_nanos = (int64_t)(w->last_time - w->first_time);
+	b->p.time_nanos = w->time_nanos;
+	if (w->duration_nanos >= 0)
+		b->p.duration_nanos = w->duration_nanos;
 	/* last: every string interned above is in the table */
 	b->p.n_string_table = w->nr_strs;
 	b->p.string_table = w->strs;

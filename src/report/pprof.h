@@ -1,7 +1,9 @@
 /* The pprof sink of a report session: gathers resolved samples into pprof's profile.proto
  * (samples with their values and units, locations, functions, mappings with build ids, labels
- * pid, tid and comm) and writes it gzip'd, as `go tool pprof` reads it. Identical (stack, pid,
- * tid, comm) samples are merged into one Sample whose values are summed. */
+ * pid, tid, comm and, when the samples carry their cgroup, unit: the systemd unit of the
+ * cgroup, or its path when systemd made none, as preport's unit key) and writes it gzip'd, as
+ * `go tool pprof` reads it. Identical (stack, pid, tid, comm, unit) samples are merged into one
+ * Sample whose values are summed. */
 #ifndef PRECORD_REPORT_PPROF_H
 #define PRECORD_REPORT_PPROF_H
 
@@ -24,6 +26,14 @@ int pprof_writer__set_time_view(struct pprof_writer *w, size_t attr, const char 
 /* Whether locations get the functions inlined at their address as extra lines (the default, as
  * perf's frames) or only their symbol (--no-inline). Call before the session runs. */
 void pprof_writer__set_inline(struct pprof_writer *w, bool inline_frames);
+
+/* A string label key=value on every sample (precordd's host). At most 8; call before writing.
+ * Returns 0, -E2BIG or -ENOMEM. */
+int pprof_writer__add_label(struct pprof_writer *w, const char *key, const char *value);
+
+/* The profile's time_nanos (wall clock, ns since the epoch) and duration_nanos (-1: the span of
+ * the samples' times, the default). */
+void pprof_writer__set_time(struct pprof_writer *w, int64_t time_nanos, int64_t duration_nanos);
 
 /* Write the profile gathered so far to path (created or truncated, gzip'd). Returns 0 or
  * -errno (-ENOMEM, or that of creating or writing path). */
