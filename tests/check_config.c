@@ -228,6 +228,79 @@ START_TEST(test_whole_file_rules)
 }
 END_TEST
 
+/* The export keys: values, defaults, hostile spellings, and the rules with push_url. */
+START_TEST(test_push_keys)
+{
+	static const struct { const char *line, *want; } t[] = {
+		{ "pprof = sometimes", "bad value for pprof: expected yes or no" },
+		{ "push_url = pyroscope:4040", "expected the server's URL" },
+		{ "push_url = ftp://h/", "expected the server's URL" },
+		{ "push_url = http://", "no host" },
+		{ "push_url = http://:4040", "no host" },
+		{ "push_url = http://u:p@h:4040", "user:password@ is not taken" },
+		{ "push_url = http://h:4040/ingest?x=1", "no query or fragment" },
+		{ "push_url = http://h:4040/#top", "no query or fragment" },
+		{ "push_url = http://h 4040", "a blank or a character" },
+		{ "push_url = http://h\\x", "a blank or a character" },
+		{ "push_url = \"http://h<>\"", "a blank or a character" },
+		{ "push_url = http://h:4040\npush_name = my app", "bad value for push_name" },
+		{ "push_url = http://h:4040\npush_name = a{b}", "bad value for push_name" },
+		{ "push_url = http://h:4040\npush_labels = env", "expected key=value pairs" },
+		{ "push_url = http://h:4040\npush_labels = 1x=a", "label name '1x'" },
+		{ "push_url = http://h:4040\npush_labels = e-nv=a", "label name 'e-nv'" },
+		{ "push_url = http://h:4040\npush_labels = __name__=a", "are reserved" },
+		{ "push_url = http://h:4040\npush_labels = env=a b", "the value of label env" },
+		{ "push_url = http://h:4040\npush_labels = env=a}", "the value of label env" },
+		{ "push_url = http://h:4040\npush_labels = env=", "the value of label env" },
+		{ "push_url = http://h:4040\npush_labels = a=b,", "expected key=value pairs" },
+		{ "push_url = http://h:4040\npush_timeout = 10ms", "from 100ms to 1h" },
+		{ "push_url = http://h:4040\npush_timeout = 2h", "from 100ms to 1h" },
+		{ "push_url = http://h:4040\npush_spool_size = 1K", "at least 64K" },
+		{ "push_name = app", "push_name applies when pushing only: set push_url" },
+		{ "push_timeout = 5s", "push_timeout applies when pushing only" },
+		{ "push_url = http://h:4040\nmax_total_size = 2G\npush_spool_size = 3G",
+		  "push_spool_size (3221225472 bytes) must fit in max_total_size" },
+		{ "push_url = http://h:4040\nrotate_size = 64K\nmax_total_size = 128K",
+		  "pushing needs a spool of at least 64K" },
+	};
+	struct daemon_config c;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char text[512];
+
+		snprintf(text, sizeof(text), "socket_group = none\n%s\n", t[i].line);
+		expect_bad(text, t[i].want);
+	}
+	/* defaults: no export; the spool takes an eighth of the budget */
+	ck_assert_int_eq(parse("socket = none\n", &c), 0);
+	ck_assert(!c.pprof);
+	ck_assert_ptr_null(c.push_url);
+	ck_assert_str_eq(c.push_name, "precordd");
+	ck_assert_ptr_null(c.push_labels);
+	ck_assert_uint_eq(c.push_timeout_ms, 30000);
+	config__free(&c);
+	ck_assert_int_eq(parse("socket = none\npprof = yes\npush_url = https://pyro.example:4040/base//\n"
+			       "push_name = fleet.app-1\npush_labels = env=prod,dc=eu_1\n"
+			       "push_timeout = 5s\n", &c), 0);
+	ck_assert(c.pprof);
+	ck_assert_str_eq(c.push_url, "https://pyro.example:4040/base");
+	ck_assert_str_eq(c.push_name, "fleet.app-1");
+	ck_assert_str_eq(c.push_labels, "env=prod,dc=eu_1");
+	ck_assert_uint_eq(c.push_timeout_ms, 5000);
+	ck_assert_uint_eq(c.push_spool_size, (1ULL << 30) / 8);
+	config__free(&c);
+	/* a small budget: what two files leave */
+	ck_assert_int_eq(parse("socket = none\npush_url = http://h\nrotate_size = 1M\n"
+			       "max_total_size = 2304K\n", &c), 0);
+	ck_assert_uint_eq(c.push_spool_size, 256 << 10);
+	config__free(&c);
+	/* none turns pushing off again */
+	ck_assert_int_eq(parse("socket = none\npush_url = none\n", &c), 0);
+	ck_assert_ptr_null(c.push_url);
+	config__free(&c);
+}
+END_TEST
+
 START_TEST(test_binary_and_long)
 {
 	struct daemon_config c;
@@ -302,6 +375,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_line_numbers);
 	tcase_add_test(tc, test_bad_values);
 	tcase_add_test(tc, test_whole_file_rules);
+	tcase_add_test(tc, test_push_keys);
 	tcase_add_test(tc, test_binary_and_long);
 	tcase_add_test(tc, test_load);
 	suite_add_tcase(s, tc);

@@ -46,7 +46,9 @@ int config__defaults(struct daemon_config *c)
 	c->output_dir = strdup("/var/lib/precord");
 	c->socket_path = strdup("/run/precord/control");
 	c->socket_group = strdup("precord");
-	if (!c->event || !c->output_dir || !c->socket_path || !c->socket_group)
+	c->push_name = strdup("precordd");
+	c->push_timeout_ms = 30 * 1000;
+	if (!c->event || !c->output_dir || !c->socket_path || !c->socket_group || !c->push_name)
 		return -ENOMEM;
 	return 0;
 }
@@ -64,6 +66,9 @@ void config__free(struct daemon_config *c)
 	free(c->output_dir);
 	free(c->socket_path);
 	free(c->socket_group);
+	free(c->push_url);
+	free(c->push_name);
+	free(c->push_labels);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -335,6 +340,120 @@ static int set_control_max_sessions(struct parse_ctx *p, const char *v)
 	return 0;
 }
 
+static int set_pprof(struct parse_ctx *p, const char *v)
+{
+	if (parse_bool(v, &p->c->pprof))
+		return bad(p, "expected yes or no, not '%s'", v);
+	return 0;
+}
+
+/* http(s)://HOST[:PORT][/PATH]: printable ASCII without blanks, quotes or backslashes, no
+ * user info, query or fragment (precordd adds /ingest and the query itself). */
+static int set_push_url(struct parse_ctx *p, const char *v)
+{
+	const char *host = !strncmp(v, "http://", 7) ? v + 7 : !strncmp(v, "https://", 8) ? v + 8 : NULL;
+	size_t hl;
+
+	if (!*v || !strcmp(v, "none")) {
+		free(p->c->push_url);
+		p->c->push_url = NULL;
+		return 0;
+	}
+	if (!host)
+		return bad(p, "expected the server's URL, http://HOST:PORT or https://HOST:PORT "
+			   "(like http://pyroscope:4040), or none, not '%.200s'", v);
+	if (strlen(v) > 1024)
+		return bad(p, "a URL of at most 1024 bytes, not %zu", strlen(v));
+	for (const char *s = v; *s; s++)
+		if (!isgraph((unsigned char)*s) || strchr("\\\"'<>^`{|}", *s))
+			return bad(p, "the URL has a blank or a character URLs do not carry (0x%02x) "
+				   "in '%.200s'", (unsigned char)*s, v);
+	hl = strcspn(host, "/");
+	if (!hl || host[0] == ':')
+		return bad(p, "no host in '%.200s' (expected http://HOST:PORT)", v);
+	if (memchr(host, '@', hl))
+		return bad(p, "user:password@ is not taken in the URL: put an authenticating proxy "
+			   "in front of the server, not '%.200s'", v);
+	if (strpbrk(v, "?#"))
+		return bad(p, "no query or fragment in the URL (precordd adds /ingest?...), not "
+			   "'%.200s'", v);
+	if (set_str(&p->c->push_url, v))
+		return -ENOMEM;
+	/* a trailing slash would make //ingest */
+	for (size_t l = strlen(p->c->push_url); l > (size_t)(host - v) + hl && p->c->push_url[l - 1] == '/';)
+		p->c->push_url[--l] = 0;
+	return 0;
+}
+
+/* A name Pyroscope takes as the application: letters, digits, '.', '_', '-'. */
+static bool name_ok(const char *s, size_t max)
+{
+	size_t l = strlen(s);
+
+	if (!l || l > max)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return false;
+	return true;
+}
+
+static int set_push_name(struct parse_ctx *p, const char *v)
+{
+	if (!name_ok(v, 128))
+		return bad(p, "expected an application name of 1 to 128 letters, digits, '.', '_' "
+			   "or '-', not '%.200s'", v);
+	return set_str(&p->c->push_name, v);
+}
+
+/* key=value,...: keys as Prometheus labels ([A-Za-z_][A-Za-z0-9_]*), values as application
+ * names (no ',', '=', braces, quotes or blanks, which the name's {...} cannot carry). */
+static int set_push_labels(struct parse_ctx *p, const char *v)
+{
+	_cleanup_free_ char *copy = strdup(v);
+	char *s = copy, *tok;
+	unsigned int n = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	while ((tok = strsep(&s, ","))) {
+		char *eq = strchr(tok, '=');
+
+		if (++n > 32)
+			return bad(p, "at most 32 labels");
+		if (!eq)
+			return bad(p, "expected key=value pairs separated by ',', not '%.100s'", tok);
+		*eq = 0;
+		if (!*tok || isdigit((unsigned char)*tok) || tok[strspn(tok, "abcdefghijklmnopqrstuvwxyz"
+						 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
+			return bad(p, "label name '%.100s' is not a letter or '_' followed by letters, "
+				   "digits or '_'", tok);
+		if (!strncmp(tok, "__", 2))
+			return bad(p, "label names starting with __ are reserved, not '%.100s'", tok);
+		if (!name_ok(eq + 1, 256))
+			return bad(p, "the value of label %s is not 1 to 256 letters, digits, '.', '_' "
+				   "or '-' ('%.100s')", tok, eq + 1);
+	}
+	return set_str(&p->c->push_labels, v);
+}
+
+static int set_push_timeout(struct parse_ctx *p, const char *v)
+{
+	uint64_t ms;
+
+	if (parse__duration_ms(v, &ms) || ms < 100 || ms > 3600 * 1000)
+		return bad(p, "expected a duration from 100ms to 1h (like 30s), not '%s'", v);
+	p->c->push_timeout_ms = ms;
+	return 0;
+}
+
+static int set_push_spool_size(struct parse_ctx *p, const char *v)
+{
+	if (parse__size(v, &p->c->push_spool_size, NULL) || p->c->push_spool_size < (64 << 10))
+		return bad(p, "expected a size of at least 64K (like 100M), not '%s'", v);
+	return 0;
+}
+
 static const struct key {
 	const char *name;
 	int (*set)(struct parse_ctx *p, const char *v);
@@ -358,6 +477,12 @@ static const struct key {
 	{ "socket_group", set_socket_group },
 	{ "control_max_duration", set_control_max_duration },
 	{ "control_max_sessions", set_control_max_sessions },
+	{ "pprof", set_pprof },
+	{ "push_url", set_push_url },
+	{ "push_name", set_push_name },
+	{ "push_labels", set_push_labels },
+	{ "push_timeout", set_push_timeout },
+	{ "push_spool_size", set_push_spool_size },
 };
 
 /* Edit distance, to suggest the key a typo meant. */
@@ -428,7 +553,8 @@ static int parse_line(struct parse_ctx *p, char *line, unsigned int *seen_on, un
 		if (seen_on[i])
 			return bad(p, "%s is set twice (also on line %u)", key, seen_on[i]);
 		seen_on[i] = lineno;
-		if (!*val && keys[i].set != set_socket && keys[i].set != set_socket_group)
+		if (!*val && keys[i].set != set_socket && keys[i].set != set_socket_group &&
+		    keys[i].set != set_push_url)
 			return bad(p, "%s has no value", key);
 		err = keys[i].set(p, val);
 		if (err == -EINVAL && p->why[0]) {
@@ -460,6 +586,53 @@ static int parse_line(struct parse_ctx *p, char *line, unsigned int *seen_on, un
 	}
 }
 
+static unsigned int line_of(const unsigned int *seen_on, int (*set)(struct parse_ctx *, const char *))
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].set == set)
+			return seen_on[i];
+	return 0;
+}
+
+/* The push keys: meaningful with push_url only; the spool fits in the budget beside the two
+ * files the recording needs (its default: an eighth of the budget, or what is left). */
+static int check_push(struct parse_ctx *p, const unsigned int *seen_on, unsigned int *ret_line)
+{
+	struct daemon_config *c = p->c;
+	static const struct { int (*set)(struct parse_ctx *, const char *); const char *name; } only[] = {
+		{ set_push_name, "push_name" }, { set_push_labels, "push_labels" },
+		{ set_push_timeout, "push_timeout" }, { set_push_spool_size, "push_spool_size" },
+	};
+	uint64_t room = c->max_total_size - 2 * c->rotate_size; /* >= 0: checked before */
+
+	for (size_t i = 0; i < ARRAY_SIZE(only) && !c->push_url; i++) {
+		if (line_of(seen_on, only[i].set)) {
+			*ret_line = line_of(seen_on, only[i].set);
+			return bad(p, "%s applies when pushing only: set push_url too (like push_url = "
+				   "http://pyroscope:4040)", only[i].name);
+		}
+	}
+	if (!c->push_url)
+		return 0;
+	if (!line_of(seen_on, set_push_spool_size))
+		c->push_spool_size = c->max_total_size / 8 < room ? c->max_total_size / 8 : room;
+	if (c->push_spool_size > room) {
+		*ret_line = line_of(seen_on, set_push_spool_size);
+		return bad(p, "push_spool_size (%llu bytes) must fit in max_total_size (%llu bytes) "
+			   "beside two files of rotate_size (%llu bytes)",
+			   (unsigned long long)c->push_spool_size, (unsigned long long)c->max_total_size,
+			   (unsigned long long)c->rotate_size);
+	}
+	if (c->push_spool_size < (64 << 10)) {
+		*ret_line = line_of(seen_on, set_max_total_size);
+		return bad(p, "pushing needs a spool of at least 64K for the profiles a server "
+			   "missed; max_total_size (%llu bytes) leaves %llu beside two files of "
+			   "rotate_size: raise max_total_size", (unsigned long long)c->max_total_size,
+			   (unsigned long long)room);
+	}
+	return 0;
+}
+
 /* Rules between keys, reported at the line of the key that breaks them (0: file-wide). */
 static int check_whole(struct parse_ctx *p, const unsigned int *seen_on, unsigned int *ret_line)
 {
@@ -484,6 +657,8 @@ static int check_whole(struct parse_ctx *p, const unsigned int *seen_on, unsigne
 		*ret_line = seen_on[i_cpus];
 		return bad(p, "cpus applies to target = all only");
 	}
+	if (check_push(p, seen_on, ret_line))
+		return -EINVAL;
 	c->socket_gid = (gid_t)-1;
 	if (c->socket_group && c->socket_path) {
 		struct group gr, *res = NULL;

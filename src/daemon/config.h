@@ -43,6 +43,16 @@ struct daemon_config {
 					* file must exist) */
 	uint64_t control_max_duration_ms; /* longest `precord ctl record` (default 10 min) */
 	unsigned int control_max_sessions;/* concurrent ones (default 4) */
+
+	/* Export (see export.h, push.h): each finished file as a pprof profile, pushed to a
+	 * Grafana Pyroscope server's /ingest when push_url is set. */
+	bool pprof;                    /* keep PROFILE.pb.gz beside each file (default no) */
+	char *push_url;                /* http(s)://HOST[:PORT][/PATH], no query; NULL: no push */
+	char *push_name;               /* the application name pushed (default "precordd") */
+	char *push_labels;             /* "key=value,..." added to every push; NULL: none */
+	uint64_t push_timeout_ms;      /* one push, connection included (default 30 s) */
+	uint64_t push_spool_size;      /* profiles waiting to be pushed, at most (bytes; default
+					* max_total_size / 8); counted in max_total_size */
 	char err[512];                 /* config__error() */
 };
 
