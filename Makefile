@@ -11,7 +11,7 @@ DESTDIR ?=
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-PKGS := libunwind-generic libelf libdw libzstd libprotobuf-c zlib
+PKGS := libunwind-generic libelf libdw libzstd libprotobuf-c zlib libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -31,7 +31,7 @@ override CFLAGS += -DPRECORD_VERSION='"$(PRECORD_VERSION)"'
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
 DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
 	check linux-perf systemd procps libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go \
-	stress-ng hotspot clang libclang-rt-14-dev libc6-dbg
+	stress-ng hotspot clang libclang-rt-14-dev libc6-dbg libcurl4-openssl-dev curl
 
 # SANITIZE=1 builds everything (library, programs, unit runner, tools, fuzz targets) with
 # ASan+UBSan into build-san/, beside the plain build/; `make check SANITIZE=1` runs the whole

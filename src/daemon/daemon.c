@@ -13,6 +13,7 @@
  * before it got its final name (a file is born .starting, see starting_name()). */
 #include "daemon/compact.h"
 #include "daemon/daemon_int.h"
+#include "daemon/export.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -178,7 +179,8 @@ int daemon__setup(struct daemon *d)
 	if (!d->compactor)
 		daemon__log(d, LOG_WARNING, "cannot start the unwinding thread: %m; files keep "
 			    "their stacks");
-	return 0;
+	/* export__start sets the daemon's error */
+	return export__start(d);
 }
 
 static void reload_failed(struct daemon *d, const char *what, const char *why)
@@ -231,6 +233,7 @@ static void reload(struct daemon *d)
 	if (restart)
 		session__restart(d, &old, !new_dir && !new_socket);
 	config__free(&old);
+	export__reconfigure(d);
 	retention__enforce(d, d->rec ? d->cur_bytes + session__headroom(d) : 0);
 	{
 		char line[512];
@@ -370,6 +373,7 @@ int daemon__run(struct daemon *d)
 			ctl_server__handle(d->ctl, pfds + 2, 0); /* deadlines */
 		session__tick(d);
 		retention__take_unwound(d);
+		export__tick(d);
 		jobs__tick(d);
 		now = clock__ms();
 		if (d->watchdog_usec && now >= d->next_watchdog_ms) {
@@ -402,6 +406,7 @@ void daemon__free(struct daemon *d)
 	if (d->rec)
 		session__stop(d);
 	compactor__free(d->compactor); /* finishes the file in hand: a few seconds at most */
+	export__stop(d);
 	ctl_server__free(d->ctl);
 	retention__clear(d);
 	free(d->files);

@@ -22,6 +22,7 @@
 #include "record/record.h"
 
 struct creds;
+struct exporter;
 struct record;
 struct record_opts;
 
@@ -82,6 +83,7 @@ struct daemon {
 	uint64_t past_samples, past_lost; /* of sessions that ended */
 	struct compactor *compactor; /* unwinds closed files into call chains (unwind = yes) */
 	uint64_t unwound, unwound_saved; /* files swapped for their call-chain copy; bytes saved */
+	struct exporter *exporter;  /* pprof profiles of finished files, pushed (export.h) */
 
 	/* A rotation in progress: record__rotate runs on rot_thread, which says it is done on
 	 * rot_efd; meanwhile the loop leaves d->rec alone and status shows rec_stats, taken

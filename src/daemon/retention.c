@@ -3,6 +3,7 @@
  * budget, enforced by deleting the oldest (see daemon.c for the invariant). */
 #include "daemon/compact.h"
 #include "daemon/daemon_int.h"
+#include "daemon/export.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -123,8 +124,11 @@ static int scan_dir(struct daemon *d)
 	return err;
 }
 
-static void delete_oldest(struct daemon *d, const char *why)
+/* Returns the bytes of its profile deleted with it (export.h). */
+static uint64_t delete_oldest(struct daemon *d, const char *why)
 {
+	uint64_t freed;
+
 	struct dfile *f = &d->files[0];
 	char path[PATH_MAX];
 
@@ -133,21 +137,23 @@ static void delete_oldest(struct daemon *d, const char *why)
 		daemon__log(d, LOG_WARNING, "cannot delete %s: %m, ignoring", path);
 	else
 		daemon__log(d, LOG_DEBUG, "deleted %s (%s)", f->name, why);
+	freed = export__forget(d, f->name);
 	d->closed_bytes -= f->bytes;
 	free(f->name);
 	memmove(d->files, d->files + 1, (d->nr_files - 1) * sizeof(*d->files));
 	d->nr_files--;
 	d->deleted++;
+	return freed;
 }
 
 /* Delete oldest files until the closed ones plus reserve fit in the budget, and those older
  * than max_age. */
 void retention__enforce(struct daemon *d, uint64_t reserve)
 {
-	uint64_t budget = d->cfg.max_total_size;
+	uint64_t budget = d->cfg.max_total_size, profiles = export__disk_bytes(d);
 
-	while (d->nr_files && d->closed_bytes + reserve > budget)
-		delete_oldest(d, "over the disk budget");
+	while (d->nr_files && d->closed_bytes + profiles + reserve > budget)
+		profiles -= delete_oldest(d, "over the disk budget");
 	if (d->cfg.max_age_ms) {
 		time_t limit = time(NULL) - (time_t)(d->cfg.max_age_ms / 1000);
 
@@ -265,12 +271,18 @@ void retention__unwind_last(struct daemon *d)
 {
 	char path[PATH_MAX];
 
-	if (!d->compactor || !d->cfg.unwind || d->cfg.callgraph != CALLGRAPH_DWARF || !d->nr_files)
+	if (!d->nr_files)
 		return;
+	if (!d->compactor || !d->cfg.unwind || d->cfg.callgraph != CALLGRAPH_DWARF) {
+		export__file_ready(d, &d->files[d->nr_files - 1]); /* already in its final form */
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, d->files[d->nr_files - 1].name);
-	if (compactor__submit(d->compactor, path) < 0)
+	if (compactor__submit(d->compactor, path) < 0) {
 		daemon__log(d, LOG_WARNING, "%s is kept with its stacks: the unwinding queue is full",
 			    path);
+		export__file_ready(d, &d->files[d->nr_files - 1]);
+	}
 }
 
 void retention__take_unwound(struct daemon *d)
@@ -288,6 +300,8 @@ void retention__take_unwound(struct daemon *d)
 		if (r.err) {
 			daemon__log(d, LOG_WARNING, "cannot unwind %s, keeping it with its stacks: %s",
 				    r.path, r.why);
+			if (f)
+				export__file_ready(d, f);
 			continue;
 		}
 		if (!f || stat(r.tmp, &st) < 0 || rename(r.tmp, r.path) < 0) {
@@ -299,6 +313,7 @@ void retention__take_unwound(struct daemon *d)
 		d->closed_bytes += f->bytes;
 		d->unwound++;
 		d->unwound_saved += r.st.bytes_in > r.st.bytes_out ? r.st.bytes_in - r.st.bytes_out : 0;
+		export__file_ready(d, f);
 		daemon__log(d, LOG_DEBUG, "unwound %s: %llu samples, %llu -> %llu bytes", base,
 			    (unsigned long long)r.st.samples, (unsigned long long)r.st.bytes_in,
 			    (unsigned long long)r.st.bytes_out);

@@ -2,6 +2,7 @@
  * key = value reply to `precord ctl status`, from the session's and the jobs' statistics.
  * Nothing here waits for a rotation: during one, the session's statistics are those of
  * before it (session__stats). */
+#include "daemon/export.h"
 #include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 
@@ -92,7 +93,7 @@ void status__notify(struct daemon *d)
 void status__reply(struct daemon *d, struct ctl_client *c)
 {
 	struct totals t;
-	char line[CTL_MAX_LINE];
+	char line[CTL_MAX_LINE], exp[512];
 	const char *cur = d->rec ? strrchr(d->cur_path, '/') + 1 : "-";
 
 	totals(d, &t);
@@ -108,5 +109,7 @@ void status__reply(struct daemon *d, struct ctl_client *c)
 		 (unsigned long long)d->jobs_bytes, (unsigned long long)d->unwound,
 		 (unsigned long long)d->unwound_saved,
 		 d->compactor ? compactor__pending(d->compactor) : 0, d->rotating);
+	export__status(d, exp, sizeof(exp));
+	snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s", exp);
 	ctl_client__finish(c, line, -1);
 }

@@ -30,7 +30,8 @@ sed 's/^#socket_group = precord/socket_group = root/' "$TOP/systemd/precordd.con
 "$TOP/precordd" --check --config s.conf > /dev/null || fail "the sample configuration is not valid"
 for k in continuous event frequency call_graph unwind all_cgroups target cpus buffer_size compression output_dir \
 	rotate_size rotate_interval max_total_size max_age socket socket_group \
-	control_max_duration control_max_sessions; do
+	control_max_duration control_max_sessions pprof push_url push_name push_labels push_timeout \
+	push_spool_size; do
 	grep -q "^#* *$k = " "$TOP/systemd/precordd.conf" || fail "the sample config does not show $k"
 	grep -q "^\.B $k\$\|^\.BR $k " "$TOP/man/precordd.conf.5" || fail "precordd.conf(5) does not document $k"
 done

@@ -94,6 +94,7 @@ go:go (tool|run|build|version)
 stress-ng:stress-ng
 hotspot-perfparser:hotspot-perfparser
 protoc-c:protoc-c
+curl:curl
 clang:clang
 valgrind:valgrind"
 
