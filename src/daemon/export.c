@@ -355,6 +355,7 @@ static void export_one(struct exporter *e, const struct export_job *j, const str
 	}
 	if (err)
 		unlink(tmp);
+	recount(e, cfg); /* before the counters: an exported profile is counted on disk */
 	pthread_mutex_lock(&e->lock);
 	if (err) {
 		e->export_failed++;
@@ -365,7 +366,6 @@ static void export_one(struct exporter *e, const struct export_job *j, const str
 		     j->spool ? " (spooled)" : "");
 	}
 	pthread_mutex_unlock(&e->lock);
-	recount(e, cfg);
 }
 
 /* ---- pushing ---- */
