@@ -6,7 +6,14 @@
  * the layout, are cut out; every other field stays as recorded. The attrs lose REGS_USER and
  * STACK_USER. Records are gathered into a buffer and written (compressed) once it holds
  * FLUSH_BYTES, followed by FINISHED_ROUND: everything before a round is older than what
- * follows it. */
+ * follows it.
+ *
+ * Once stacks are call chains, the side-band shrinks to what the samples need: a first pass
+ * over the file finds the threads with samples, then, through FORK records, the threads and
+ * processes they inherited a name or mappings from; MMAP records of other processes and COMM,
+ * FORK and EXIT records of other threads are left out, and so are mappings of data. On a busy
+ * machine the records of processes that were never sampled (every short-lived command, every
+ * thread of a thread pool that ran between two samples) outweigh the samples many times. */
 #include "report/inject.h"
 
 #include <errno.h>
@@ -28,6 +35,17 @@
 
 #define FLUSH_BYTES (4u << 20)
 #define DROP (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+/* Linux's PID_MAX_LIMIT: pids and tids are below it. An id at or above it is always kept. */
+#define ID_LIMIT (1u << 22)
+
+/* The threads (tid) and processes (pid) whose side-band records the copy keeps: bitmaps over
+ * the id space, 512 KiB each. */
+struct needed {
+	uint64_t *tid, *pid;
+	struct fork_edge { int32_t pid, tid, ppid, ptid; } *forks;
+	size_t nr_forks, cap_forks;
+	bool all;                   /* keep everything: a sample without TID, or no memory */
+};
 
 struct inject {
 	struct perf_reader *r;
@@ -38,7 +56,122 @@ struct inject {
 	int err;
 	struct inject_stats st;
 	char why[512];          /* inject__error() */
+	struct needed nd;
 };
+
+static bool id_in(const uint64_t *set, int32_t id)
+{
+	return (uint32_t)id >= ID_LIMIT || (set[(uint32_t)id / 64] >> ((uint32_t)id % 64) & 1);
+}
+
+/* Adds id; returns whether it was new. */
+static bool id_add(uint64_t *set, int32_t id)
+{
+	uint64_t bit = 1ull << ((uint32_t)id % 64);
+
+	if ((uint32_t)id >= ID_LIMIT || (set[(uint32_t)id / 64] & bit))
+		return false;
+	set[(uint32_t)id / 64] |= bit;
+	return true;
+}
+
+static int scan_record(const struct perf_reader_record *rec, void *ctx)
+{
+	struct inject *in = ctx;
+	struct needed *nd = &in->nd;
+	const struct perf_event_header *h = rec->hdr;
+	const int32_t *body = (const int32_t *)(h + 1);
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const struct perf_reader_attr *a = rec->attr_index >= 0 ?
+			perf_reader__attr(in->r, (size_t)rec->attr_index) : NULL;
+		struct perf_sample ps;
+
+		if (!a || !(a->attr.sample_type & PERF_SAMPLE_TID)) {
+			nd->all = true;
+			return 1;
+		}
+		if (perf_sample__parse(&a->attr, h, &ps) == 0) {
+			id_add(nd->tid, (int32_t)ps.tid);
+			id_add(nd->pid, (int32_t)ps.pid);
+		}
+	} else if (h->type == PERF_RECORD_FORK && h->size >= sizeof(*h) + 16) {
+		if (nd->nr_forks == nd->cap_forks) {
+			size_t nc = nd->cap_forks ? 2 * nd->cap_forks : 1024;
+			struct fork_edge *ne = realloc(nd->forks, nc * sizeof(*ne));
+
+			if (!ne) {
+				nd->all = true;
+				return 1;
+			}
+			nd->forks = ne;
+			nd->cap_forks = nc;
+		}
+		/* pid, ppid, tid, ptid */
+		nd->forks[nd->nr_forks++] = (struct fork_edge){ body[0], body[2], body[1], body[3] };
+	}
+	return 0;
+}
+
+/* The first pass: the threads with samples, then whom they inherited from, until nothing is
+ * added (a child's FORK may come before its parent's in file order). A thread inherits its
+ * name from the thread that cloned it; a process its mappings from the process it forked from.
+ * When the file cannot be read through (the second pass says why) or memory runs out,
+ * nd->all: nothing is left out. */
+static void scan_needed(struct inject *in, const char *path)
+{
+	struct needed *nd = &in->nd;
+	struct perf_reader *r = perf_reader__new(NULL);
+	bool added = true;
+
+	nd->tid = calloc(ID_LIMIT / 64, sizeof(uint64_t));
+	nd->pid = calloc(ID_LIMIT / 64, sizeof(uint64_t));
+	in->r = r;
+	if (!r || !nd->tid || !nd->pid || perf_reader__open(r, path) < 0 ||
+	    perf_reader__for_each(r, scan_record, in) < 0 || perf_reader__damage(r))
+		nd->all = true;
+	in->r = NULL;
+	perf_reader__free(r);
+	while (added && !nd->all) {
+		added = false;
+		for (size_t i = nd->nr_forks; i-- > 0;) {
+			const struct fork_edge *f = &nd->forks[i];
+			bool process = f->pid == f->tid && f->pid != f->ppid;
+
+			if (id_in(nd->tid, f->tid))
+				added |= id_add(nd->tid, f->ptid);
+			if (process && id_in(nd->pid, f->pid)) {
+				added |= id_add(nd->pid, f->ppid);
+				added |= id_add(nd->tid, f->ptid);
+			}
+		}
+	}
+}
+
+/* Whether the copy keeps side-band record h. */
+static bool keep_side(const struct needed *nd, const struct perf_event_header *h)
+{
+	const int32_t *body = (const int32_t *)(h + 1);
+
+	if ((h->type == PERF_RECORD_MMAP2 || h->type == PERF_RECORD_MMAP) &&
+	    (h->misc & PERF_RECORD_MISC_MMAP_DATA))
+		return false;
+	if (nd->all || h->size < sizeof(*h) + 16)
+		return true;
+	switch (h->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:                 /* pid, tid: pid -1 is the kernel's */
+		return body[0] == -1 || id_in(nd->pid, body[0]);
+	case PERF_RECORD_COMM:                  /* pid, tid: an exec replaces the mappings */
+		return id_in(nd->tid, body[1]) ||
+		       ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && id_in(nd->pid, body[0]));
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:                  /* pid, ppid, tid, ptid */
+		return id_in(nd->tid, body[2]) || (body[0] == body[2] && id_in(nd->pid, body[0]));
+	default:
+		return true;
+	}
+}
 
 static void put(struct inject *in, const void *p, size_t n)
 {
@@ -163,6 +296,10 @@ static int on_side(void *ctx, struct report_session *s, const struct perf_reader
 	struct inject *in = ctx;
 	const struct perf_event_header *h = rec->hdr;
 
+	if (!keep_side(&in->nd, h)) {
+		in->st.dropped++;
+		return 0;
+	}
 	put(in, h, h->size);
 	in->st.records++;
 	if (h->type == PERF_RECORD_MMAP2 && h->size > sizeof(*h) + 64) {
@@ -312,6 +449,7 @@ int inject__unwind(struct inject *in, const char *in_path, const char *out_path,
 		setwhy(in, "cannot unwind %s: %s", in_path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	scan_needed(in, in_path);
 	e = report_session__open(s, in_path);
 	if (e < 0)
 		setwhy(in, "%s", report_session__error(s));
@@ -322,6 +460,10 @@ int inject__unwind(struct inject *in, const char *in_path, const char *out_path,
 	perf_writer__free(in->w);
 	compress__free(in->z);
 	free(in->buf);
+	free(in->nd.tid);
+	free(in->nd.pid);
+	free(in->nd.forks);
+	in->nd = (struct needed){ 0 };
 	report_session__free(s);
 	in->w = NULL;
 	in->z = NULL;

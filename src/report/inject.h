@@ -2,9 +2,11 @@
  * stack copy) become samples with whole call chains (kernel part as recorded, then the user
  * frames unwound here), as frame-pointer recordings carry them. perf report, hotspot and preport
  * read the copy without unwinding; it is a fraction of the size (no stack copies) and stays
- * readable when the recorded programs' unwind tables are gone. Records come out in time order,
- * in zstd frames (COMPRESSED records) when asked, with FINISHED_ROUND after each. Like perf
- * inject, for precordd's rotations and `preport --unwind-to`. */
+ * readable when the recorded programs' unwind tables are gone. Side-band records no sample needs
+ * are left out: mappings of data (no call chain points into them), and the mappings, names,
+ * forks and exits of tasks that were never sampled and that no sampled task inherited from. Records
+ * come out in time order, in zstd frames (COMPRESSED records) when asked, with FINISHED_ROUND
+ * after each. Like perf inject, for precordd's rotations and `preport --unwind-to`. */
 #ifndef PRECORD_REPORT_INJECT_H
 #define PRECORD_REPORT_INJECT_H
 
@@ -19,6 +21,7 @@ struct inject_stats {
 	uint64_t samples;           /* samples written */
 	uint64_t unwound;           /* of them, turned from stacks into call chains */
 	uint64_t records;           /* other records written */
+	uint64_t dropped;           /* records left out: data mappings, unsampled tasks' records */
 	uint64_t bytes_in, bytes_out; /* file sizes */
 };
 

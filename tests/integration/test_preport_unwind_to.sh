@@ -1,7 +1,8 @@
 # preport --unwind-to: the copy of a DWARF recording holds call chains instead of stack copies.
 # perf reads it cleanly and without unwinding (no user registers or stacks left in its attrs),
 # its call graph is the one perf unwinds from the original, preport's folded stacks of the copy
-# and of the original are the same text, and the copy is smaller. Refusals: nothing to unwind
+# and of the original are the same text, and the copy is smaller; system-wide, it keeps only the
+# side-band its samples need. Refusals: nothing to unwind
 # (exit 2), a damaged file (exit 1, no copy left behind).
 . "$(dirname "$0")/lib.sh"
 
@@ -29,6 +30,32 @@ diff orig.folded copy.folded > folded.diff || { head -20 folded.diff; fail "prep
 so=$(stat -c %s orig.data) sc=$(stat -c %s copy.data)
 echo "sizes: original $so, copy $sc"
 assert_le "$sc" "$so" "size of the copy"
+
+# System-wide: the copy keeps the side-band its samples need, not the machine's. No mapping of
+# data is left; every process with mappings in the copy has samples or forked one that has;
+# short-lived commands that were never sampled are gone; the workload's report is unchanged.
+precord -q -a -e cpu-clock -F 999 -o sys.data -- sh -c "\"$W/mixed\" 1 > /dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done" ||
+	fail "precord -a exit $?"
+preport -i sys.data --unwind-to sys-copy.data 2> u.err || { cat u.err; fail "preport --unwind-to on a system-wide recording"; }
+cat u.err
+perf_clean sys-copy.data
+[ "$(stat_count sys-copy.data SAMPLE)" = "$(stat_count sys.data SAMPLE)" ] || fail "samples: $(stat_count sys-copy.data SAMPLE) in the system-wide copy, $(stat_count sys.data SAMPLE) recorded"
+perf script -i sys-copy.data --show-mmap-events --show-task-events -F pid,event 2> /dev/null > sys-copy.txt
+awk '/PERF_RECORD_MMAP2/ && !/ r-xp | --xp | rwxp / { bad++ } END { exit bad > 0 }' sys-copy.txt ||
+	{ grep PERF_RECORD_MMAP2 sys-copy.txt | head; fail "the copy keeps mappings of data"; }
+# pids with samples; pids that forked a process (FORK ppid/ptid -> pid/tid, pid != ppid)
+awk '!/PERF_RECORD/ { print $1 + 0 }' sys-copy.txt | sort -u > sampled.pids
+awk '/PERF_RECORD_FORK/ { sub(/.*PERF_RECORD_FORK/, ""); gsub(/[^0-9]+/, " "); if ($1 != $3) print $3 }' sys-copy.txt | sort -u > parent.pids
+awk '/PERF_RECORD_MMAP2/ { sub(/.*PERF_RECORD_MMAP2 /, ""); print $0 + 0 }' sys-copy.txt | sort -u > mapped.pids
+extra=$(sort -u sampled.pids parent.pids | comm -13 - mapped.pids)
+[ -z "$extra" ] || fail "the copy keeps mappings of processes with no samples and no sampled child: $extra"
+nsys=$(perf script -i sys.data --show-task-events -F pid,event 2> /dev/null | grep -c 'PERF_RECORD_COMM.*true') || true
+ncopy=$(grep -c 'PERF_RECORD_COMM.*true' sys-copy.txt) || true
+echo "COMM records of true: $nsys recorded, $ncopy in the copy"
+preport -i sys.data --comm mixed --sort pid,comm --folded > sys.folded 2> /dev/null || fail "preport --folded on the system-wide original"
+preport -i sys-copy.data --comm mixed --sort pid,comm --folded > sys-copy.folded 2> /dev/null || fail "preport --folded on the system-wide copy"
+grep -q main_loop_work sys-copy.folded || fail "no main_loop_work in the system-wide copy"
+diff sys.folded sys-copy.folded > folded.diff || { head -20 folded.diff; fail "preport's folded stacks of mixed differ in the system-wide copy"; }
 
 # refusals
 precord -q -e cpu-clock --call-graph fp -o fp.data -- "$W/mixed-fp" 0.2 > /dev/null || fail "precord fp"
