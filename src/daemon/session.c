@@ -75,6 +75,10 @@ static void session_opts(const struct daemon_config *c, void *notice_ctx, struct
 		.stack_size = c->stack_size,
 		.mmap_pages = c->buffer_size / (uint64_t)page,
 		.comp_level = c->compression,
+		/* the file is unwound once closed, and the copy compressed anew: the stack copies
+		 * need not be packed tight for long, and long-distance matching, with each reader
+		 * ending a frame every 200 ms at this rate, was half the daemon's own CPU time */
+		.fast_compress = c->callgraph == CALLGRAPH_DWARF && c->unwind,
 		.all_cgroups = c->all_cgroups,
 		.affinity = TOPO_SCOPE_CPU,
 		.keep_old = false,

@@ -996,7 +996,7 @@ static int start_readers(struct record *rec, bool follow)
 		/* lossless: the readers' CPU is taken from the target. Long-distance matching
 		 * costs ~1.2 ms per MiB against ~0.3 without; on the sched_yield storm it made
 		 * the run 8% longer for a file 16% smaller. */
-		.fast_compress = rec->o.lossless,
+		.fast_compress = rec->o.lossless || rec->o.fast_compress,
 		.attr = &rec->attrs[0],
 		/* Not real-time even for --lossless: the watcher (SCHED_FIFO) is what reacts to a
 		 * filling ring, and while the target is paused the readers have its CPUs anyway.

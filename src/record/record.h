@@ -27,6 +27,8 @@ struct record_opts {
 					* too small for one record, or for --lossless's headroom,
 					* is refused by record__setup (EINVAL, naming the minimum) */
 	int comp_level;                /* 0: no compression */
+	bool fast_compress;            /* no long-distance matching (always with --lossless): a
+					* quarter of the CPU per MiB, a larger file */
 	bool switch_events;
 	const char *filter;            /* --filter: for the last event, a tracepoint */
 	bool all_cgroups;              /* the cgroup of every sample, and cgroup records (perf's
