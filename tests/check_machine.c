@@ -427,6 +427,57 @@ START_TEST(test_snapshots_across_threads)
 }
 END_TEST
 
+/* A snapshot edited in place (nothing else holds it) ends up exactly as a copy edited the same
+ * way (a sample in flight holds the old one): random mmaps and munmaps over a small range, so
+ * that they overlap, split and swallow each other, and the held snapshots never change. */
+START_TEST(test_edit_in_place_as_copy)
+{
+	struct machine *inplace = new_machine(), *copied = new_machine();
+	static const char *const names[] = { "/a", "/b", "/c", "//anon" };
+	unsigned int seed = 1;
+
+	for (int i = 0; i < 3000; i++) {
+		uint64_t start = 0x10000 + (uint64_t)(rand_r(&seed) % 64) * 0x1000;
+		uint64_t len = (uint64_t)(1 + rand_r(&seed) % 8) * 0x1000;
+		uint64_t pgoff = (uint64_t)(rand_r(&seed) % 16) * 0x1000;
+		const char *name = names[rand_r(&seed) % 4];
+		bool unmap = rand_r(&seed) % 4 == 0;
+		struct map_snapshot *held = machine__snapshot(copied, 7), *before, *a, *b;
+		size_t nr_held = map_snapshot__nr(held);
+
+		before = machine__snapshot(inplace, 7);
+		map_snapshot__put(before);              /* in place: only the process holds it */
+		if (unmap) {
+			ck_assert_int_eq(machine__munmap(inplace, 7, start, len), 0);
+			ck_assert_int_eq(machine__munmap(copied, 7, start, len), 0);
+		} else {
+			ck_assert_int_eq(machine__mmap(inplace, 7, start, len, pgoff, RX, name, NULL, 0), 0);
+			ck_assert_int_eq(machine__mmap(copied, 7, start, len, pgoff, RX, name, NULL, 0), 0);
+		}
+		a = machine__snapshot(inplace, 7);
+		b = machine__snapshot(copied, 7);
+		ck_assert_ptr_ne(b, held);
+		ck_assert_uint_eq(map_snapshot__nr(held), nr_held);
+		ck_assert_uint_eq(map_snapshot__nr(a), map_snapshot__nr(b));
+		for (size_t j = 0; j < map_snapshot__nr(a); j++) {
+			const struct map *x = map_snapshot__map(a, j), *y = map_snapshot__map(b, j);
+
+			ck_assert_uint_eq(x->start, y->start);
+			ck_assert_uint_eq(x->end, y->end);
+			ck_assert_uint_eq(x->pgoff, y->pgoff);
+			ck_assert_str_eq(dso__name(x->dso), dso__name(y->dso));
+			if (j)
+				ck_assert_uint_le(map_snapshot__map(a, j - 1)->end, x->start);
+		}
+		map_snapshot__put(a);
+		map_snapshot__put(b);
+		map_snapshot__put(held);
+	}
+	machine__free(inplace);
+	machine__free(copied);
+}
+END_TEST
+
 Suite *machine_suite(void)
 {
 	Suite *s = suite_create("machine");
@@ -442,6 +493,7 @@ Suite *machine_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("snapshots");
 	tcase_add_test(tc, test_snapshots_across_threads);
+	tcase_add_test(tc, test_edit_in_place_as_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,8 @@
 /* Process/thread/map state for preport. Processes own a reference to their current snapshot;
- * every change builds a new snapshot and swaps it in, so snapshots already handed to workers
- * never change (copy on write: snapshots are small sorted arrays, and copying one per mmap is
- * cheaper than any finer-grained locking the parallel unwinders would otherwise need). Only
+ * a change to a snapshot that a sample in flight also holds builds a new snapshot and swaps it
+ * in, so snapshots already handed to workers never change (copy on write: snapshots are small
+ * sorted arrays, and copying one is cheaper than any finer-grained locking the parallel
+ * unwinders would otherwise need); one only its process holds is edited in place. Only
  * refcounts and the lazily opened dso state are touched from several threads. */
 #include <errno.h>
 #include <pthread.h>
@@ -328,12 +329,21 @@ int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id
 	return 0;
 }
 
-/* Replace the kernel snapshot or process p's with an edited copy. */
+/* Edit the kernel snapshot or process p's: in place when nothing else holds it (acquire: pairs
+ * with the release of the last worker's put, whose reads are then over), else into a copy. */
 static int apply_edit(struct machine *m, struct map_snapshot **slot, uint64_t start, uint64_t end,
 		      const struct map *add)
 {
 	bool overlap;
-	struct map_snapshot *s = map_snapshot__edit(*slot, start, end, add, &overlap);
+	struct map_snapshot *s;
+
+	if (atomic_load_explicit(&(*slot)->refs, memory_order_acquire) == 1 &&
+	    map_snapshot__edit_in_place(*slot, start, end, add, &overlap)) {
+		if (overlap)	/* code may have left [start, end): address caches are stale */
+			(*slot)->gen = m->next_gen++;
+		return 0;
+	}
+	s = map_snapshot__edit(*slot, start, end, add, &overlap);
 
 	if (!s)
 		return -ENOMEM;

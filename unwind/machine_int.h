@@ -35,8 +35,9 @@ struct map_snapshot {
 	uint64_t gen;
 	struct map_snapshot *kernel;	/* NULL in the kernel's own snapshot */
 	struct dso *kernel_dso;
-	size_t nr;
-	struct map maps[];
+	size_t nr, cap;
+	struct map *maps;	/* nr maps in address order, inside buf: room on both sides */
+	struct map buf[];	/* cap entries */
 };
 
 #define TABLE(type)                 \
@@ -73,6 +74,11 @@ struct map_snapshot *map_snapshot__alloc(size_t nr);
  * given, add inserted. *ret_overlap says whether anything was removed. Returns NULL on ENOMEM. */
 struct map_snapshot *map_snapshot__edit(const struct map_snapshot *old, uint64_t start,
 					uint64_t end, const struct map *add, bool *ret_overlap);
+
+/* map_snapshot.c: the same edit made on s itself, for a snapshot nothing but its process holds.
+ * Returns false (s unchanged) when s lacks the room; the copy is then the way. */
+bool map_snapshot__edit_in_place(struct map_snapshot *s, uint64_t start, uint64_t end,
+				 const struct map *add, bool *ret_overlap);
 
 /* dso.c: a dso of m named name (its kind from the name; kernel: a kernel map), the seq-th the
  * machine makes. Returns NULL on ENOMEM. */

@@ -1,7 +1,9 @@
 /* Map snapshots: a process's maps at one moment, a sorted array that never changes once
  * published, so workers read it without locks while the machine (machine.c) builds the next one.
  * Only the reference count is shared between threads: a get is relaxed, the put that frees is
- * acq_rel so that it follows every other holder's reads. */
+ * acq_rel so that it follows every other holder's reads. A snapshot that nothing but its process
+ * holds is not published: the machine edits it in place (edit_in_place), within room kept on
+ * both sides of the array, instead of copying it once per mmap. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +12,14 @@
 
 struct map_snapshot *map_snapshot__alloc(size_t nr)
 {
-	struct map_snapshot *s = calloc(1, sizeof(*s) + nr * sizeof(struct map));
+	struct map_snapshot *s = malloc(sizeof(*s) + nr * sizeof(struct map));
 
-	if (s)
+	if (s) {
+		memset(s, 0, sizeof(*s));
 		atomic_init(&s->refs, 1);
+		s->cap = nr;
+		s->maps = s->buf;
+	}
 	return s;
 }
 
@@ -88,13 +94,16 @@ struct dso *map_snapshot__kernel_dso(const struct map_snapshot *s)
 struct map_snapshot *map_snapshot__edit(const struct map_snapshot *old, uint64_t start,
 					uint64_t end, const struct map *add, bool *ret_overlap)
 {
-	/* Cutting one map out of the middle can add one entry. */
-	struct map_snapshot *s = map_snapshot__alloc(old->nr + 2);
+	/* Cutting one map out of the middle can add one entry; the rest is room for edits in
+	 * place, on both sides: mmap hands out addresses top down, so new maps mostly go in at the
+	 * front. */
+	struct map_snapshot *s = map_snapshot__alloc(old->nr + 2 + old->nr / 2);
 	bool overlap = false;
 	size_t i, n = 0;
 
 	if (!s)
 		return NULL;
+	s->maps = s->buf + (s->cap - (old->nr + 2)) / 2;
 	s->pid = old->pid;
 	s->gen = old->gen;
 	s->kernel = map_snapshot__get(old->kernel);
@@ -130,4 +139,56 @@ struct map_snapshot *map_snapshot__edit(const struct map_snapshot *old, uint64_t
 	s->nr = n;
 	*ret_overlap = overlap;
 	return s;
+}
+
+/* Maps are sorted and disjoint, so those [start, end) overlaps are
+ * consecutive: they give way to what remains of the first and the last and to add, and the
+ * shorter side of the array moves. Returns false (s unchanged) when s lacks the room. */
+bool map_snapshot__edit_in_place(struct map_snapshot *s, uint64_t start, uint64_t end,
+				 const struct map *add, bool *ret_overlap)
+{
+	struct map mid[3];
+	size_t lo = 0, hi, n = 0, l = s->nr, front, back;
+	ptrdiff_t grow;
+
+	while (lo < l) {          /* the first map ending after start */
+		size_t m = lo + (l - lo) / 2;
+
+		if (s->maps[m].end <= start)
+			lo = m + 1;
+		else
+			l = m;
+	}
+	for (hi = lo; hi < s->nr && s->maps[hi].start < end; hi++)
+		;
+	if (lo < hi && s->maps[lo].start < start) {
+		mid[n] = s->maps[lo];
+		mid[n++].end = start;
+	}
+	if (add)
+		mid[n++] = *add;
+	if (lo < hi && s->maps[hi - 1].end > end) {
+		mid[n] = s->maps[hi - 1];
+		mid[n].start = end;
+		mid[n++].pgoff = s->maps[hi - 1].pgoff + (end - s->maps[hi - 1].start);
+	}
+	front = (size_t)(s->maps - s->buf);
+	back = s->cap - front - s->nr;
+	grow = (ptrdiff_t)n - (ptrdiff_t)(hi - lo);
+	if (!grow) {
+		/* as many maps as before: nothing moves */
+	} else if (grow < 0 ? lo < s->nr - hi :
+			      (lo < s->nr - hi || back < (size_t)grow) && front >= (size_t)grow) {
+		/* the maps before lo move, by grow to the left (-grow to the right) */
+		memmove(s->maps - grow, s->maps, lo * sizeof(struct map));
+		s->maps -= grow;
+	} else if (back >= (size_t)(grow > 0 ? grow : 0)) {
+		memmove(&s->maps[lo + n], &s->maps[hi], (s->nr - hi) * sizeof(struct map));
+	} else {
+		return false;
+	}
+	memcpy(&s->maps[lo], mid, n * sizeof(struct map));
+	s->nr = (size_t)((ptrdiff_t)s->nr + grow);
+	*ret_overlap = lo < hi;
+	return true;
 }
