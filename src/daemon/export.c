@@ -723,10 +723,11 @@ void export__status(struct daemon *d, char *buf, size_t size)
 		return;
 	}
 	pthread_mutex_lock(&e->lock);
-	snprintf(buf, size, " exported=%llu export_failed=%llu exporting=%u pushed=%llu "
-		 "push_failed=%llu push_rejected=%llu spooled=%llu spool_bytes=%llu spool_dropped=%llu",
-		 (unsigned long long)e->exported, (unsigned long long)e->export_failed,
-		 e->nr_todo + (e->child ? 1 : 0), (unsigned long long)e->pushed,
+	snprintf(buf, size, " exported=%llu export_failed=%llu exporting=%u export_bytes=%llu "
+		 "pushed=%llu push_failed=%llu push_rejected=%llu spooled=%llu spool_bytes=%llu "
+		 "spool_dropped=%llu", (unsigned long long)e->exported,
+		 (unsigned long long)e->export_failed, e->nr_todo + (e->child ? 1 : 0),
+		 (unsigned long long)e->disk_bytes, (unsigned long long)e->pushed,
 		 (unsigned long long)e->push_failed, (unsigned long long)e->rejected,
 		 (unsigned long long)e->spool_files, (unsigned long long)e->spool_bytes,
 		 (unsigned long long)e->dropped);

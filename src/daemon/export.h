@@ -39,8 +39,9 @@ uint64_t export__forget(struct daemon *d, const char *name);
 /* On the loop's tick: log what the thread has to say. */
 void export__tick(struct daemon *d);
 
-/* " exported=N export_failed=N pushed=N push_failed=N spooled=N spool_bytes=N dropped=N" for
- * the status reply. */
+/* " exported=N export_failed=N exporting=N export_bytes=N pushed=N push_failed=N
+ * push_rejected=N spooled=N spool_bytes=N spool_dropped=N" for the status reply (export_bytes:
+ * what the kept profiles and the spool count in the budget). */
 void export__status(struct daemon *d, char *buf, size_t size);
 
 /* Stop the thread: a transfer in progress is aborted (its profile stays in the spool), an export

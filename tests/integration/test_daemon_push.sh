@@ -109,6 +109,10 @@ for k in 1 2; do
 	wait_st push_failed "$k" "failed pushes while the server is down"
 done
 assert_eq "$(st spooled)" 2 "profiles in the spool while the server is down"
+# the budget counts each profile once, kept and spooled alike (a hard link), as retention does
+want=$(find out -maxdepth 1 -name '*.pb.gz' -printf '%b %s\n' | awk '{ b = $1 * 512; s += b > $2 ? b : $2 } END { print s + 0 }')
+assert_ge "$want" 1 "bytes of the kept profiles"
+assert_eq "$(st export_bytes)" "$want" "export_bytes (kept profiles and spool, each file once)"
 assert_eq "$(st pushed)" 0 "profiles pushed while the server is down"
 grep -q "cannot push .* stays in the spool" "$T/daemon.log" || { cat "$T/daemon.log"; fail "no log line about the failed push"; }
 
