@@ -154,7 +154,9 @@ START_TEST(test_reaction_and_high_mark)
 	ck_assert_uint_eq(ringsize__reaction(300000, 100000), RINGSIZE_REACTION_NS);
 	ck_assert_uint_eq(ringsize__reaction(3000000, 1000000), 1000000 * RINGSIZE_CALIB_FACTOR);
 	ck_assert_uint_eq(ringsize__reaction(30000000, 1000000), 30000000);
-	ck_assert_uint_eq(ringsize__reaction(UINT64_MAX, UINT64_MAX / 2), UINT64_MAX);
+	/* a starved pause is not sized for beyond the cap */
+	ck_assert_uint_eq(ringsize__reaction(100000000, 100000000), RINGSIZE_MAX_REACTION_NS);
+	ck_assert_uint_eq(ringsize__reaction(UINT64_MAX, UINT64_MAX / 2), RINGSIZE_MAX_REACTION_NS);
 
 	ck_assert_int_eq(ringsize__plan(&ev, true, 500, 2000000, 1 << 20, &p), 0);
 	ring = (uint64_t)p.min_pages * 4096;

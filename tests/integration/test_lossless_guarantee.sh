@@ -8,6 +8,11 @@
 # (16 runs: every pair of values meets at least once); LOSSLESS_MATRIX=full runs all 384 (about
 # 40 minutes here, past tests/run.sh's 300 s limit: run the script itself, e.g.
 # LOSSLESS_MATRIX=full PRECORD_TOP=$PWD PATH=$PWD:$PATH sh tests/integration/test_lossless_guarantee.sh).
+# With LOSSLESS_AT_MIN=1 a refused -m is run again with the minimum it named, which must then
+# be honoured with 0 lost (the harshest accepted setting; not in make check: at a load of 30 a
+# -p storm under the CPU hog at its minimum ring, -m 2048 at -F 50000 with 16 KiB stacks, lost
+# 599 samples, and a run that fails with the load has no place in make check until that is
+# fixed).
 # -m left out must never be refused, and its ring has room above the high mark for the pause's
 # reaction as precord timed it at the start (at least 2 ms).
 . "$(dirname "$0")/lib.sh"
@@ -31,10 +36,11 @@ tree_cmd() {
 # check NAME RC: the run's verdict from its exit status, stderr and file
 check() {
 	name=$1 rc=$2
-	if [ "$rc" = 2 ] && [ "$m" != auto ]; then
+	if [ "$rc" = 2 ] && [ "$m" != auto ] && [ -z "${at_min:-}" ]; then
 		grep -q "the minimum is -m [0-9]* " "$name.err" || { cat "$name.err"; fail "$name: exit 2 without naming the minimum"; }
 		[ ! -e ran ] || fail "$name: refused, but the command ran"
-		echo "$name: refused ($(sed -n 's/.*the minimum is \(-m [0-9]*\) .*/\1/p' "$name.err"))"
+		refused_min=$(sed -n 's/.*the minimum is -m \([0-9]*\) .*/\1/p' "$name.err")
+		echo "$name: refused (-m $refused_min)"
 		return
 	fi
 	[ "$rc" = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }
@@ -98,8 +104,16 @@ run() { # STACK WORKLOAD FREQ M SWITCH HOG
 		;;
 	esac
 	[ -z "$hog" ] || { kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; hog=; }
+	refused_min=
 	check "$name" "$rc"
 	echo "    ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+	# refused: the smallest ring it named must then be honoured, pauses and all (the harshest
+	# setting accepted: the pause path, the backstop and the freezer at work)
+	if [ -n "$refused_min" ] && [ -n "${LOSSLESS_AT_MIN:-}" ]; then
+		at_min=1
+		run "$stack" "$wl" "$freq" "$refused_min" "$sw" "$h"
+		at_min=
+	fi
 }
 
 if [ "${LOSSLESS_MATRIX:-}" = full ]; then

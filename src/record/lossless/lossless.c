@@ -196,7 +196,7 @@ void lossless__free(struct lossless *ll)
 
 /* Cycles of the calibration at start, and the longest one allowed (a slower pause ends it). */
 #define CALIB_CYCLES 8
-#define CALIB_TIMEOUT_MS 100
+#define CALIB_TIMEOUT_MS 50 /* RINGSIZE_MAX_REACTION_NS: slower is not sized for anyway */
 
 /* Time the pause mechanism now, before the target is in place (pauser__calibrate). A failed
  * calibration leaves 0: the sizing then allows for RINGSIZE_REACTION_NS. */
@@ -347,7 +347,8 @@ void lossless__release(struct lossless *ll)
 	if (!atomic_exchange(&ll->released, true)) {
 		if (ll->bs)
 			backstop__disarm(ll->bs, false);
-		pauser__resume(ll->p);
+		if (ll->p) /* NULL: lossless__setup failed before the pauser existed */
+			pauser__resume(ll->p);
 		if (ll->bs)
 			backstop__cont(ll->bs);
 	}

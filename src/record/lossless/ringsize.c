@@ -108,6 +108,8 @@ uint64_t ringsize__reaction(uint64_t worst_ns, uint64_t median_ns)
 
 	if (worst_ns > r)
 		r = worst_ns;
+	if (r > RINGSIZE_MAX_REACTION_NS)
+		r = RINGSIZE_MAX_REACTION_NS;
 	return r > RINGSIZE_REACTION_NS ? r : RINGSIZE_REACTION_NS;
 }
 

@@ -27,6 +27,12 @@
  * RINGSIZE_REACTION_NS. */
 #define RINGSIZE_CALIB_FACTOR 4ull
 
+/* ... and at most this much: a pause slower than that is a starved helper (a CPU hog at a
+ * better nice level) or a freezer stuck behind other cgroup work, not something a ring should
+ * grow to hundreds of MiB for; the backstop stops the command's group at its next sample
+ * however slow the freezer is. */
+#define RINGSIZE_MAX_REACTION_NS 50000000ull
+
 /* Switch records a CPU can write at most per second: a context switch costs more than 1 us. */
 #define RINGSIZE_MAX_SWITCHES 1000000ull
 
@@ -74,7 +80,7 @@ int ringsize__plan(const struct ringsize_events *ev, bool lossless, unsigned int
 
 /* The reaction to size for, ns, from the calibration's slowest and median cycles (0: not
  * measured): the slowest, or RINGSIZE_CALIB_FACTOR times the median, at least
- * RINGSIZE_REACTION_NS. */
+ * RINGSIZE_REACTION_NS and at most RINGSIZE_MAX_REACTION_NS. */
 uint64_t ringsize__reaction(uint64_t worst_ns, uint64_t median_ns);
 
 /* The highest high mark (per mille) that leaves room above it for plan's rate during
