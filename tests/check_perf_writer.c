@@ -21,6 +21,7 @@
 #include "lib/cleanup.h"
 #include "perf/abi.h"
 #include "perf/features.h"
+#include "perf/reader.h"
 #include "perf/writer.h"
 
 #define TEST_TYPE 200 /* a record type perf does not use: our test records */
@@ -394,6 +395,54 @@ START_TEST(test_no_optional_features)
 	memcpy(&a, f.data + hdr_of(&f)->attrs.offset, 128);
 	ck_assert_uint_eq(a.size, 128);
 	perf_writer__free(w);
+	free(f.data);
+}
+END_TEST
+
+/* CLOCKID and CLOCK_DATA as perf record -k writes them, read back as written. */
+START_TEST(test_clock_data)
+{
+	static const uint64_t ids[] = { 7 };
+	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IP | PERF_SAMPLE_TIME);
+	struct perf_writer_event ev = { "cpu-clock", &attr, ids, 1 };
+	struct perf_clock_ref ck = { .clockid = 1, .wall_ns = 1764576000123456789ull,
+				     .clock_ns = 3012444194000ull };
+	struct perf_writer_opts opts = { .events = &ev, .nr_events = 1, .clock = &ck };
+	struct perf_writer *w;
+	struct perf_reader *r;
+	const struct perf_reader_info *in;
+	struct file f;
+
+	attr.use_clockid = 1;
+	attr.clockid = 1;
+	w = perf_writer__open(tpath("c.data"), &opts);
+	ck_assert_ptr_nonnull(w);
+	/* one sample (ip, time): a file without data reads as a recorder's leftover */
+	uint64_t rec[3] = { PERF_RECORD_SAMPLE | (uint64_t)24 << 48, 0x1000, ck.clock_ns + 5 };
+	ck_assert_int_eq(append_one(w, rec, sizeof(rec)), 0);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+	f = slurp(tpath("c.data"));
+	struct feats ft = read_feats(&f);
+	ck_assert(ft.has[FEAT_CLOCKID]);
+	ck_assert(ft.has[FEAT_CLOCK_DATA]);
+	free(f.data);
+	r = perf_reader__new(NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(perf_reader__open(r, tpath("c.data")), 0);
+	in = perf_reader__info(r);
+	ck_assert(in->has_clock);
+	ck_assert_uint_eq(in->clock.clockid, 1);
+	ck_assert_uint_eq(in->clock.wall_ns, ck.wall_ns);
+	ck_assert_uint_eq(in->clock.clock_ns, ck.clock_ns);
+	perf_reader__free(r);
+	/* without opts.clock: neither feature */
+	w = open_simple(tpath("n.data"));
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+	f = slurp(tpath("n.data"));
+	ft = read_feats(&f);
+	ck_assert(!ft.has[FEAT_CLOCKID] && !ft.has[FEAT_CLOCK_DATA]);
 	free(f.data);
 }
 END_TEST
@@ -1243,6 +1292,7 @@ Suite *perf_writer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_no_optional_features);
+	tcase_add_test(tc, test_clock_data);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_after_finalize);
 	tcase_add_test(tc, test_string_encoding);

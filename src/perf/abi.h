@@ -84,7 +84,7 @@ enum perf_feature {
 	FEAT_BPF_BTF = 26,
 	FEAT_COMPRESSED = 27,
 	FEAT_CPU_PMU_CAPS = 28,
-	FEAT_CLOCK_DATA = 29,
+	FEAT_CLOCK_DATA = 29,       /* struct perf_clock_ref, as perf record -k writes it */
 	FEAT_HYBRID_TOPOLOGY = 30,
 	FEAT_PMU_CAPS = 31,
 	FEAT_LAST = 32,
@@ -105,5 +105,15 @@ enum perf_x86_reg {
 	PERF_X86_R14, PERF_X86_R15,
 };
 #define PERF_X86_REGS_USER_MASK 0xff0fffULL
+
+/* CLOCK_DATA: the clock of every event's timestamps (attr.use_clockid, clockid) and the wall
+ * clock read back to back with it, so that a sample's time converts to the time of day:
+ * wall_ns + (time - clock_ns). On disk: u32 version (1), u32 clockid, u64 wall_ns, u64
+ * clock_ns (perf's HEADER_CLOCK_DATA). */
+struct perf_clock_ref {
+	uint32_t clockid;
+	uint64_t wall_ns;       /* CLOCK_REALTIME, ns since the epoch */
+	uint64_t clock_ns;      /* clockid at the same moment */
+};
 
 #endif

@@ -484,6 +484,15 @@ static int parse_feature(struct perf_reader *r, int bit, struct fcur *c)
 		return 0;
 	case FEAT_BUILD_ID:
 		return parse_build_ids(r, c);
+	case FEAT_CLOCK_DATA: {
+		uint32_t version;
+
+		if (fc_u32(c, &version) < 0 || fc_u32(c, &in->clock.clockid) < 0 ||
+		    fc_u64(c, &in->clock.wall_ns) < 0 || fc_u64(c, &in->clock.clock_ns) < 0)
+			return -EBADMSG;
+		in->has_clock = version >= 1;
+		return 0;
+	}
 	default:
 		return 0; /* kept raw for repair, not interpreted */
 	}

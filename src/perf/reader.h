@@ -46,6 +46,8 @@ struct perf_reader_info {
 	int cmdline_argc;
 	const char *const *cmdline_argv;
 	uint64_t first_sample_time, last_sample_time;
+	bool has_clock;                    /* CLOCK_DATA: sample times convert to wall-clock time */
+	struct perf_clock_ref clock;
 	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
 	size_t nr_build_ids;
 	const struct perf_reader_build_id *build_ids;

@@ -56,6 +56,8 @@ struct pw_dso {
 
 struct perf_writer {
 	int fd;
+	bool has_clock;
+	struct perf_clock_ref clock; /* CLOCKID and CLOCK_DATA */
 	/* lock guards the file contents, data_size's updates, finalized and the round state. */
 	pthread_mutex_t lock;
 	uint64_t attrs_offset;
@@ -652,12 +654,33 @@ static void host_features(struct feat_list *l, struct fbuf *b)
 	}
 }
 
-/* The session's features, in bit order: CMDLINE, EVENT_DESC, SAMPLE_TIME, COMPRESSED and the
+/* The session's features, in bit order: CMDLINE, EVENT_DESC, SAMPLE_TIME, CLOCKID, COMPRESSED,
+ * CLOCK_DATA and the
  * private one. */
 static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 static void event_desc_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 static void sample_time_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 static void private_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
+
+/* CLOCKID (the clock's resolution, ns) or CLOCK_DATA, as perf record -k writes them. */
+static void clock_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b, int bit)
+{
+	struct timespec res;
+
+	if (!w->has_clock)
+		return;
+	feat_begin(l, b, bit);
+	if (bit == FEAT_CLOCKID) {
+		fbuf__put_u64(b, clock_getres((clockid_t)w->clock.clockid, &res) == 0 ?
+				 (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec : 1);
+	} else {
+		fbuf__put_u32(b, 1);
+		fbuf__put_u32(b, w->clock.clockid);
+		fbuf__put_u64(b, w->clock.wall_ns);
+		fbuf__put_u64(b, w->clock.clock_ns);
+	}
+	feat_end(l, b);
+}
 
 static void session_features(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
 {
@@ -671,7 +694,9 @@ static void session_features(struct perf_writer *w, struct feat_list *l, struct 
 
 	event_desc_feature(w, l, b);
 	sample_time_feature(w, l, b);
+	clock_feature(w, l, b, FEAT_CLOCKID);
 	compressed_feature(w, l, b);
+	clock_feature(w, l, b, FEAT_CLOCK_DATA);
 	private_feature(w, l, b);
 }
 
@@ -744,6 +769,8 @@ static void copied_features(struct perf_writer *w, struct feat_list *l, struct f
 			sample_time_feature(w, l, b);
 		} else if (bit == FEAT_COMPRESSED) {
 			compressed_feature(w, l, b);
+		} else if ((bit == FEAT_CLOCKID || bit == FEAT_CLOCK_DATA) && w->has_clock) {
+			clock_feature(w, l, b, bit);
 		} else if (w->given[bit]) {
 			feat_begin(l, b, bit);
 			fbuf__put(b, w->given[bit], w->given_len[bit]);
@@ -978,6 +1005,10 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 	}
 	w->comp_level = opts->comp_level;
 	w->comp_mmap_len = opts->comp_mmap_len;
+	if (opts->clock) {
+		w->has_clock = true;
+		w->clock = *opts->clock;
+	}
 	if (opts->tracing_len) {
 		w->tracing_data = malloc(opts->tracing_len);
 		if (!w->tracing_data)

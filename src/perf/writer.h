@@ -11,6 +11,8 @@
 #include <sys/uio.h>
 #include <linux/perf_event.h>
 
+#include "perf/abi.h"
+
 /* The VERSION feature reads "precord " PRECORD_VERSION. */
 struct perf_writer;
 struct creds;
@@ -42,6 +44,9 @@ struct perf_writer_opts {
 	 * perf_writer__add_build_id, EVENT_DESC (when every event has a name), SAMPLE_TIME (from
 	 * perf_writer__note_time), TRACING_DATA and COMPRESSED as usual, and the private one. */
 	bool copy_only;
+	/* The CLOCKID and CLOCK_DATA features (the events' use_clockid clock and the wall clock
+	 * at one moment), copied; NULL: none. */
+	const struct perf_clock_ref *clock;
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf), write the header and attrs and allocate the space

@@ -42,8 +42,9 @@ static int perf_event_open(const struct perf_event_attr *attr, pid_t pid, int cp
  * thread (which outlives the recording), redirected into the ring, is woken by every wakeup
  * of the ring like every fd attached to it, and never hangs up. It records nothing. If the
  * kernel refuses it, the ring's fd it is. */
-static int open_poll_fd(int ring_fd, int cpu)
+static int open_poll_fd(int ring_fd, int cpu, const struct perf_event_attr *ring_attr)
 {
+	/* the kernel redirects only between events of one clock */
 	struct perf_event_attr d = {
 		.size = sizeof(d),
 		.type = PERF_TYPE_SOFTWARE,
@@ -51,6 +52,8 @@ static int open_poll_fd(int ring_fd, int cpu)
 		.disabled = 1,
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
+		.use_clockid = ring_attr->use_clockid,
+		.clockid = ring_attr->clockid,
 	};
 	int fd = perf_event_open(&d, 0, cpu);
 
@@ -196,7 +199,7 @@ struct evlist *evlist__open(const struct evlist_opts *o, struct evlist_failure *
 				}
 			}
 		}
-		el->poll_fds[c] = open_poll_fd(el->ring_fds[c], o->cpus[c]);
+		el->poll_fds[c] = open_poll_fd(el->ring_fds[c], o->cpus[c], &o->attrs[0]);
 	}
 	return el;
 

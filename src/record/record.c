@@ -582,6 +582,11 @@ static void setup_attrs(struct record *rec, bool command)
 		a->inherit = !rec->o.system_wide;
 		a->enable_on_exec = command;
 		a->sample_id_all = 1;
+		/* Timestamps on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC), not the kernel's
+		 * perf clock: each file's CLOCK_DATA then ties them to the wall clock, so reports
+		 * can be asked for a time of day (preport --since) across files and restarts. */
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
 		/* Wake the reader at a quarter full (perf waits for half). Earlier wakeups cost
 		 * more than they save: on a sched_yield storm at 20 kHz, waking at 1/16 doubled
 		 * the run time (each wakeup preempts the target) without saving any event. */
@@ -692,6 +697,8 @@ static int open_file(struct record *rec)
 {
 	struct perf_writer_event wev[MAX_EVENTS];
 	struct perf_writer_opts wo = { 0 };
+	struct perf_clock_ref clock = { .clockid = CLOCK_MONOTONIC };
+	struct timespec wall, mono;
 	int r = tracing_data(rec);
 
 	if (r < 0)
@@ -702,6 +709,11 @@ static int open_file(struct record *rec)
 		wev[i].attr = &rec->attrs[i];
 		wev[i].ids = evlist__ids(rec->el, i, &wev[i].nr_ids);
 	}
+	/* the events' clock and the wall clock, read back to back, for CLOCK_DATA */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock.wall_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+	clock.clock_ns = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
 	wo.events = wev;
 	wo.nr_events = rec->nr_ev;
 	wo.argc = rec->o.cmdline_argc;
@@ -712,6 +724,7 @@ static int open_file(struct record *rec)
 	wo.tracing_data = rec->tracing_data;
 	wo.tracing_len = rec->tracing_len;
 	wo.creds = rec->o.creds;
+	wo.clock = &clock;
 	rec->w = perf_writer__open(rec->o.output, &wo);
 	if (!rec->w) {
 		int e = errno;

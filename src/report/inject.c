@@ -353,6 +353,7 @@ static struct perf_writer *open_copy(struct report_session *s, const char *out_p
 		return NULL;
 	}
 	wo.events = ev;
+	wo.clock = info->has_clock ? &info->clock : NULL;
 	wo.tracing_data = td;
 	wo.tracing_len = td ? td_len : 0;
 	return perf_writer__open(out_path, &wo);
