@@ -12,6 +12,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "lib/clock.h"
 #include "lib/cleanup.h"
@@ -22,6 +23,17 @@ void session__notice(void *ctx, const char *msg)
 	struct daemon *d = ctx;
 
 	daemon__log(d, LOG_NOTICE, "%s", msg);
+}
+
+/* The open file's length. Not its blocks: while it is written, the writer keeps space
+ * allocated past its end for the file's end on a full disk (perf/writer.c, END_RESERVE,
+ * 256 KiB), which finalizing gives back. Counted, that space made every file of a small
+ * rotate_size look full (and rotate) once it held an eighth of rotate_size. */
+static uint64_t length_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
 static int resolve_pids(struct daemon *d, const struct daemon_config *c, pid_t **ret, size_t *nr)
@@ -167,7 +179,7 @@ int session__start(struct daemon *d)
 	if (rename(starting, d->cur_path) < 0)
 		snprintf(d->cur_path, sizeof(d->cur_path), "%s", starting);
 	d->file_started_ms = clock__ms();
-	d->cur_bytes = d->start_bytes = retention__size_of(d->cur_path);
+	d->cur_bytes = d->start_bytes = length_of(d->cur_path);
 	d->max_growth = 0;
 	d->rate_bytes = 0;
 	d->rate_t_ms = d->file_started_ms;
@@ -275,7 +287,7 @@ static bool begin_rotation(struct daemon *d)
 	snprintf(d->rot_old, sizeof(d->rot_old), "%s", d->cur_path);
 	d->rot_seq = seq;
 	d->rot_old_seq = d->cur_seq;
-	d->rot_before = retention__size_of(d->rot_old);
+	d->rot_before = length_of(d->rot_old);
 	d->rot_new_bytes = 0;
 	d->rot_err = 0;
 	d->rot_why[0] = 0;
@@ -353,7 +365,7 @@ static const char *end_rotation(struct daemon *d, char *closed, size_t size)
 		snprintf(d->rot_next, sizeof(d->rot_next), "%s", d->rot_starting);
 	snprintf(d->cur_path, sizeof(d->cur_path), "%s", d->rot_next);
 	{
-		uint64_t after = retention__size_of(d->rot_old);
+		uint64_t after = length_of(d->rot_old);
 		uint64_t g = after > d->rot_before ? after - d->rot_before : 0;
 
 		d->rot_growth = g > d->rot_growth ? g : d->rot_growth - d->rot_growth / 8;
@@ -371,7 +383,7 @@ static const char *end_rotation(struct daemon *d, char *closed, size_t size)
 		rotation_finished(d, final);
 	}
 	d->file_started_ms = clock__ms();
-	d->cur_bytes = d->start_bytes = retention__size_of(d->cur_path);
+	d->cur_bytes = d->start_bytes = length_of(d->cur_path);
 	d->state_msg[0] = 0;
 	session__stats(d, &d->rec_stats);
 	b = strrchr(d->rot_old, '/') + 1;
@@ -463,8 +475,8 @@ void session__tick(struct daemon *d)
 	if (d->rotating) {
 		/* the old file takes ring data until the swap, then its features; the new one its
 		 * start: both count until the rotation ends */
-		d->cur_bytes = retention__size_of(d->cur_path);
-		d->rot_new_bytes = retention__size_of(d->rot_starting);
+		d->cur_bytes = length_of(d->cur_path);
+		d->rot_new_bytes = length_of(d->rot_starting);
 		retention__enforce(d, d->cur_bytes + d->rot_new_bytes + session__headroom(d));
 		return;
 	}
@@ -478,7 +490,7 @@ void session__tick(struct daemon *d)
 		session__stop(d);
 		return;
 	}
-	size = retention__size_of(d->cur_path);
+	size = length_of(d->cur_path);
 	grow = size > d->cur_bytes ? size - d->cur_bytes : 0;
 	/* the largest recent growth per tick, forgotten slowly */
 	d->max_growth = grow > d->max_growth ? grow : d->max_growth - d->max_growth / 64;
