@@ -24,8 +24,7 @@ trap 'exit 1' INT TERM
 start_listener() {
 	"$TOOLS/notify_listen" "$T/notify.sock" > "$T/notify.out" 2>&1 &
 	LPID=$!
-	for _ in $(seq 50); do [ -S "$T/notify.sock" ] && return 0; sleep 0.02; done
-	fail "notify_listen did not bind"
+	wait_until "notify_listen's socket" test -S "$T/notify.sock"
 }
 
 # start_daemon CONF [args]: precordd in the background, log in $T/daemon.log
@@ -35,22 +34,48 @@ start_daemon() {
 	DPID=$!
 }
 
-# wait_for FILE PATTERN [SECONDS]: until grep -q finds PATTERN in FILE
+# Every wait below is for a condition, never for a time: a busy machine only makes it longer.
+# Their bounds (a few minutes of polls, longer on a busy machine) only end a test whose
+# condition never comes; run.sh's limit would, later.
+
+# wait_for FILE PATTERN: until grep -q finds PATTERN in FILE
 wait_for() {
-	n=$(( ${3:-5} * 20 ))
-	while [ "$n" -gt 0 ]; do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05; n=$((n - 1))
+	_wf=0
+	until grep -q -- "$2" "$1" 2>/dev/null; do
+		_wf=$((_wf + 1))
+		if [ "$_wf" -ge 3000 ]; then
+			echo "--- $1:"; cat "$1" 2>/dev/null; echo "--- daemon log:"; cat "$T/daemon.log" 2>/dev/null
+			fail "no '$2' in $1 after 3000 polls"
+		fi
+		sleep 0.05
 	done
-	echo "--- $1:"; cat "$1" 2>/dev/null; echo "--- daemon log:"; cat "$T/daemon.log" 2>/dev/null
-	fail "no '$2' in $1 after ${3:-5}s"
 }
 
-# wait_ready: READY=1 from the daemon (it may already have been sent before a reload)
-wait_ready() { wait_for "$T/notify.out" "^READY=1" "${1:-5}"; }
+# wait_ready: READY=1 from the daemon (it may already have been sent before a reload; after
+# a restart, use wait_msgs)
+wait_ready() { wait_for "$T/notify.out" "^READY=1"; }
 
 # count_msgs PATTERN: messages (lines) matching in the notify output
 count_msgs() { grep -c -- "$1" "$T/notify.out" 2>/dev/null || true; }
+_msgs_reached() { [ "$(count_msgs "$1")" -ge "$2" ]; }
+# wait_msgs PATTERN N: until N lines of the notify output match (READY=1 of a restarted daemon:
+# one more than before the restart)
+wait_msgs() { wait_until "$2 notify messages '$1'" _msgs_reached "$1" "$2"; }
+
+# status_field KEY: KEY's value in `precord ctl status` now (empty if the daemon does not answer)
+status_field() {
+	"$PRECORD" ctl -s "$T/ctl.sock" status 2> /dev/null | awk -v k="$1" '$1 == k { print $2 }'
+}
+# wait_status KEY MIN: until the status's KEY (a count: rotations, deleted, samples...) is MIN.
+# Polled every 0.1 s: each poll is a process, which a busy machine's test can ill afford.
+wait_status() {
+	_ws=0
+	until _sv=$(status_field "$1"); [ "${_sv:-0}" -ge "$2" ]; do
+		_ws=$((_ws + 1))
+		[ "$_ws" -lt 3000 ] || { cat "$T/daemon.log"; fail "status $1 is ${_sv:-unknown}, not $2, after 3000 polls"; }
+		sleep 0.1
+	done
+}
 
 # stop_daemon [SIGNAL]: signal (TERM) and wait; sets DRC to its exit status
 stop_daemon() {
