@@ -18,15 +18,23 @@ EXTRA_CLEANUP="kill $spin 2>/dev/null; [ -z \"\${WPID:-}\" ] || kill \$WPID 2>/d
 wait_until "spin_threads' pid" has_line pid.txt
 rec="target=pid:$spin call_graph=dwarf,2048 unwind=no compression=0 frequency=199 socket_group=none"
 # watch BUDGET: dir_watch on out/ in the background (files kept in seen/) until stop_watch
-watch() { "$TOOLS/dir_watch" out "$1" 3600 seen > watch.out & WPID=$!; }
+watch() { "$TOOLS/dir_watch" out "$1" 3600 seen > watch.out 2> watch.err & WPID=$!; }
 # stop_watch: stop it; fail if the directory ever went over its budget
 stop_watch() {
 	kill -TERM "$WPID"
 	_rc=0; wait "$WPID" || _rc=$?
 	WPID=
+	cat watch.err >&2
 	[ "$_rc" = 0 ] || { cat watch.out; grep -E "rotated|deleted" "$T/daemon.log"; fail "the directory went over the budget (dir_watch exit $_rc)"; }
 }
-kept() { [ "$(ls seen | wc -l)" -ge "$1" ]; }
+# phase1_done: 5 rotations, a deletion and 4 closed files kept; a budget overrun ends the wait
+phase1_done() {
+	! grep -q "> budget" watch.err || stop_watch
+	_st=$("$PRECORD" ctl -s "$T/ctl.sock" status) || return 1
+	[ "$(echo "$_st" | awk '$1 == "rotations" { print $2 }')" -ge 5 ] &&
+		[ "$(echo "$_st" | awk '$1 == "deleted" { print $2 }')" -ge 1 ] &&
+		[ "$(ls seen | wc -l)" -ge 4 ]
+}
 budget=786432
 conf d.conf $rec rotate_size=256K max_total_size=768K
 start_listener
@@ -36,9 +44,7 @@ mkdir seen
 watch "$budget"
 # rotations by size only (rotate_interval is an hour), deletions to keep the budget, and files
 # the watcher saw closed before they were deleted
-wait_status rotations 5
-wait_status deleted 1
-wait_until "4 closed files kept by dir_watch" kept 4
+wait_until "5 rotations, a deletion and 4 closed files kept" phase1_done
 stop_watch
 read -r _ max _ samples _ _ _ nkept < watch.out
 "$PRECORD" ctl -s "$T/ctl.sock" status > status.out
