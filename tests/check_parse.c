@@ -315,12 +315,46 @@ START_TEST(test_every_entry_point)
 }
 END_TEST
 
+/* preport --since/--until: epoch seconds, UTC with Z, local time as mktime reads it, today by
+ * default; malformed times refused. */
+START_TEST(test_wall_time)
+{
+	const time_t now = 1796114816;                  /* 2026-12-01T08:46:56Z */
+	struct tm tm;
+	uint64_t ns = 0;
+
+	ck_assert_int_eq(parse__wall_time("@1796114816.5", now, &ns), 0);
+	ck_assert_uint_eq(ns, 1796114816500000000ull);
+	ck_assert_int_eq(parse__wall_time("2026-12-01T10:05:00Z", now, &ns), 0);
+	ck_assert_uint_eq(ns, 1796119500000000000ull);
+	ck_assert_int_eq(parse__wall_time("2026-12-01 10:05:00.25Z", now, &ns), 0);
+	ck_assert_uint_eq(ns, 1796119500250000000ull);
+	ck_assert_int_eq(parse__wall_time("10:05Z", now, &ns), 0);        /* today, UTC */
+	ck_assert_uint_eq(ns, 1796119500000000000ull);
+	ck_assert_int_eq(parse__wall_time("2026-12-01Z", now, &ns), 0);
+	ck_assert_uint_eq(ns, 1796083200000000000ull);
+	localtime_r(&now, &tm);
+	tm.tm_hour = 10;
+	tm.tm_min = 5;
+	tm.tm_sec = 7;
+	tm.tm_isdst = -1;
+	ck_assert_int_eq(parse__wall_time("10:05:07", now, &ns), 0);      /* today, local */
+	ck_assert_uint_eq(ns, (uint64_t)mktime(&tm) * 1000000000ull);
+	static const char *const bad[] = { "", "@", "@12x", "10", "10:", "25:00", "10:05:07x",
+					   "2026-13-01", "2026-12-01 10", "yesterday", "10:05.5",
+					   "2026-12-01X10:00", "@1.", "-5" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(parse__wall_time(bad[i], now, &ns) < 0, "'%s' accepted", bad[i]);
+}
+END_TEST
+
 Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
 	TCase *tc = tcase_create("entry points");
 
 	tcase_add_loop_test(tc, test_every_entry_point, 0, sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, test_wall_time);
 	suite_add_tcase(s, tc);
 	return s;
 }

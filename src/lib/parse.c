@@ -179,3 +179,89 @@ int parse__cgroup_path(const char *s)
 	}
 	return 0;
 }
+
+/* FRAC after a '.': up to 9 digits of ns (more are cut). Returns the end, or NULL. */
+static const char *parse_frac(const char *p, uint64_t *ret_ns)
+{
+	uint64_t ns = 0, scale = 100000000;
+
+	*ret_ns = 0;
+	if (*p != '.')
+		return p;
+	if (!(*++p >= '0' && *p <= '9'))
+		return NULL;
+	for (; *p >= '0' && *p <= '9'; p++, scale /= 10)
+		ns += scale ? (uint64_t)(*p - '0') * scale : 0;
+	*ret_ns = ns;
+	return p;
+}
+
+/* "@SECONDS[.FRAC]" */
+static int parse_epoch(const char *s, uint64_t *ret_ns)
+{
+	uint64_t sec = 0, ns;
+	const char *p = s;
+
+	if (!(*p >= '0' && *p <= '9'))
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (sec > (UINT64_MAX / 1000000000ull - 9) / 10)
+			return -ERANGE;
+		sec = sec * 10 + (uint64_t)(*p - '0');
+	}
+	p = parse_frac(p, &ns);
+	if (!p || *p)
+		return -EINVAL;
+	*ret_ns = sec * 1000000000ull + ns;
+	return 0;
+}
+
+int parse__wall_time(const char *s, time_t now, uint64_t *ret_ns)
+{
+	struct tm tm = { 0 }, day;
+	const char *p = s, *t;
+	bool utc = false;
+	uint64_t frac = 0;
+	size_t len = strlen(s);
+	char buf[64];
+	time_t sec;
+
+	if (*s == '@')
+		return parse_epoch(s + 1, ret_ns);
+	if (!len || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len + 1);
+	if (buf[len - 1] == 'Z') {
+		utc = true;
+		buf[--len] = 0;
+	}
+	p = buf;
+	if (utc)
+		gmtime_r(&now, &tm);
+	else
+		localtime_r(&now, &tm);
+	tm.tm_sec = 0;
+	day = tm;               /* a failed strptime may have set fields */
+	if ((t = strptime(p, "%Y-%m-%d", &day)) && (!*t || *t == ' ' || *t == 'T')) {
+		tm = day;
+		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+		p = *t ? t + 1 : t;
+	} else if (strchr(p, '-')) {
+		return -EINVAL;
+	}
+	if (*p) {
+		if (!(t = strptime(p, "%H:%M", &tm)))
+			return -EINVAL;
+		tm.tm_sec = 0;
+		if (*t == ':' && (!(t = strptime(t + 1, "%S", &tm)) || !(t = parse_frac(t, &frac))))
+			return -EINVAL;
+		if (*t)
+			return -EINVAL;
+	}
+	tm.tm_isdst = -1;
+	sec = utc ? timegm(&tm) : mktime(&tm);
+	if (sec == (time_t)-1 || sec < 0)
+		return -ERANGE;
+	*ret_ns = (uint64_t)sec * 1000000000ull + frac;
+	return 0;
+}

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 
 /* The call-graph modes, as the user names them (dwarf[,SIZE], fp, none). */
@@ -56,6 +57,11 @@ int parse__callgraph(const char *s, enum callgraph_mode *ret_mode, uint32_t *ret
 
 /* The mode's name ("dwarf", "fp", "none"; NULL for a bad mode). */
 const char *parse__callgraph_name(enum callgraph_mode mode);
+
+/* A time of day for reports (preport --since/--until), in ns since the epoch: @SECONDS[.FRAC]
+ * (since the epoch), or [YYYY-MM-DD[ |T]]HH:MM[:SS[.FRAC]] or YYYY-MM-DD, in local time
+ * unless it ends in Z (UTC); without a date, the day of now. -EINVAL or -ERANGE. */
+int parse__wall_time(const char *s, time_t now, uint64_t *ret_ns);
 
 /* A cgroup path below the cgroup root, checked strictly because precordd (root) opens it:
  * "/" or "/" followed by components separated by single "/", none of them "." or "..", no
