@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cmd/cli.h"
+#include "cmd/inputs.h"
+#include "lib/parse.h"
 #include "lib/clock.h"
 #include "lib/cleanup.h"
 #include "perf/abi.h"
@@ -29,7 +31,11 @@ enum { EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_FAIL = 3 };
 
 /* What the command line asked for. */
 struct cli {
-	const char *input, *flame, *repair, *pprof, *time, *unwind_to;
+	const char *input, *flame, *repair, *pprof, *time, *unwind_to, *since, *until;
+	const char **args;                  /* -i as given */
+	size_t nr_args;
+	struct inputs inputs;               /* -i expanded (directories) and in time order */
+	uint64_t first_time, last_time;     /* over every input (0, 0: unknown) */
 	bool stats, folded, force, quiet, header, verbose;
 	bool off_cpu, wall;
 	bool children_set, children;
@@ -39,6 +45,7 @@ struct cli {
 	struct report_opts ro;
 	struct time_range *times;
 	size_t nr_times;
+	uint64_t since_ns, until_ns;
 	unsigned int jobs;
 	int max_stack;
 };
@@ -87,10 +94,14 @@ static int parse_str_list(char *s, const char ***ret, size_t *nr)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: preport [options] [-i FILE]\n"
+"usage: preport [options] [-i FILE|DIR]...\n"
 "Reads perf.data (from precord or perf record) and reports like perf report --stdio.\n"
 "\n"
-"  -i, --input FILE       the recording (default perf.data)\n"
+"  -i, --input FILE|DIR   the recording (default perf.data); several -i, or a directory of\n"
+"                         precordd's (its precord-*.data files), are read as one recording\n"
+"      --since TIME, --until TIME   only samples recorded from / until this time of day:\n"
+"                         [YYYY-MM-DD ]HH:MM[:SS[.FRAC]] (local; Z at the end: UTC), or\n"
+"                         @SECONDS since the epoch (recordings with CLOCK_DATA: precord's)\n"
 "      --stdio            text output (the default; accepted for perf compatibility)\n"
 "      --children         Children and Self columns (the default with call graphs)\n"
 "      --no-children      Self only\n"
@@ -135,7 +146,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE,
+	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL,
 };
 
 static const struct option longopts[] = {
@@ -163,6 +174,8 @@ static const struct option longopts[] = {
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "time", required_argument, NULL, OPT_TIME },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "repair", required_argument, NULL, OPT_REPAIR },
@@ -224,13 +237,29 @@ static int parse_num(const char *arg, long lo, long hi, long *ret)
 	return 0;
 }
 
+/* -i, kept as given until every option is read. Returns -1 or EXIT_FAIL (said). */
+static int add_arg(struct cli *c, const char *arg)
+{
+	const char **n = realloc(c->args, (c->nr_args + 1) * sizeof(*n));
+
+	if (!n) {
+		err("out of memory");
+		return EXIT_FAIL;
+	}
+	c->args = n;
+	c->args[c->nr_args++] = arg;
+	return -1;
+}
+
 /* One option into cli. Returns -1 to go on, or the exit status to leave with. */
 static int parse_opt(struct cli *c, int opt)
 {
 	long v;
 
 	switch (opt) {
-	case 'i': c->input = optarg; break;
+	case 'i': return add_arg(c, optarg);
+	case OPT_SINCE: c->since = optarg; break;
+	case OPT_UNTIL: c->until = optarg; break;
 	case OPT_STDIO: break;
 	case OPT_CHILDREN: c->children = true; c->children_set = true; break;
 	case OPT_NO_CHILDREN: c->children = false; c->children_set = true; break;
@@ -343,7 +372,71 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	return -1;
 }
 
-static struct report_session *open_session(const struct cli *c)
+/* -i expanded and ordered, and --since/--until parsed. Returns -1 to go on, or the exit
+ * status. */
+static int resolve_inputs(struct cli *c)
+{
+	static const char *const dflt[] = { "perf.data" };
+	const char *const *args = c->nr_args ? c->args : dflt;
+	size_t n = c->nr_args ? c->nr_args : 1;
+	char why[PATH_MAX + 200];
+	uint64_t *ts[2] = { &c->since_ns, &c->until_ns };
+	const char *tv[2] = { c->since, c->until };
+
+	for (size_t i = 0; i < n; i++) {
+		int e = inputs__add(&c->inputs, args[i], why, sizeof(why));
+
+		if (e == -ENOMEM) {
+			err("out of memory");
+			return EXIT_FAIL;
+		}
+		if (e < 0) {
+			err("%s", why);
+			return EXIT_FAIL;
+		}
+	}
+	if (c->inputs.nr > 1 && (c->repair || c->unwind_to)) {
+		err("--%s takes one recording, not %zu (give one -i FILE)",
+		    c->repair ? "repair" : "unwind-to", c->inputs.nr);
+		return EXIT_USAGE;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (tv[k] && parse__wall_time(tv[k], time(NULL), ts[k]) < 0) {
+			err("invalid --%s '%s': expected a time of day, [YYYY-MM-DD ]HH:MM[:SS[.FRAC]] (local time; with Z at the end UTC), or @SECONDS since the epoch",
+			    k ? "until" : "since", tv[k]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!c->until)
+		c->until_ns = UINT64_MAX;
+	if (c->since && c->until && c->since_ns > c->until_ns) {
+		err("--since %s is after --until %s: nothing to report", c->since, c->until);
+		return EXIT_USAGE;
+	}
+	inputs__sort(&c->inputs, &c->first_time, &c->last_time);
+	c->input = c->inputs.paths[0];
+	return -1;
+}
+
+/* The further inputs, and --since/--until. Returns 0 or the exit status (said). */
+static int add_inputs(const struct cli *c, struct report_session *s)
+{
+	for (size_t i = 1; i < c->inputs.nr; i++) {
+		int e = report_session__add_file(s, c->inputs.paths[i]);
+
+		if (e < 0) {
+			err("%s", report_session__error(s));
+			return e == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		}
+	}
+	if ((c->since || c->until) && report_session__set_wall_range(s, c->since_ns, c->until_ns) < 0) {
+		err("%s", report_session__error(s));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static struct report_session *open_session(const struct cli *c, int *ret_status)
 {
 	struct report_session_opts so = {
 		.jobs = c->jobs, .max_stack = c->max_stack,
@@ -372,6 +465,11 @@ static struct report_session *open_session(const struct cli *c)
 	if (!c->quiet && (perf_reader__warnings(report_session__reader(s)) & PERF_READER_W_RECOVERED))
 		err("warning: %s was not closed properly (the recorder was killed?): its header is out of date; reading every complete record it holds",
 		    c->input);
+	*ret_status = add_inputs(c, s);
+	if (*ret_status) {
+		report_session__free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -608,8 +706,10 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 static int set_times(struct cli *c, struct report_session *s)
 {
 	const struct perf_reader_info *in = perf_reader__info(report_session__reader(s));
-	int e = time_ranges__parse(c->time, in->first_sample_time, in->last_sample_time,
-				   &c->times, &c->nr_times);
+	/* several files: shares of them all, from the first's first sample to the last's last */
+	uint64_t first = c->inputs.nr > 1 ? c->first_time : in->first_sample_time;
+	uint64_t last = c->inputs.nr > 1 ? c->last_time : in->last_sample_time;
+	int e = time_ranges__parse(c->time, first, last, &c->times, &c->nr_times);
 
 	if (e == -ENODATA) {
 		err("cannot use --time '%s' on %s: percentages need the recording's first and last sample times (its SAMPLE_TIME feature), which it lacks; give times in seconds instead",
@@ -625,13 +725,18 @@ static int set_times(struct cli *c, struct report_session *s)
 	return 0;
 }
 
-static int check_damage(const struct cli *c, struct perf_reader *r, int ret)
+static int check_damage(const struct cli *c, struct report_session *s, int ret)
 {
-	const struct perf_reader_damage *d = perf_reader__damage(r);
+	const char *path = c->input;
+	const struct perf_reader_damage *d = report_session__damage(s, &path);
 
 	if (!d)
+		d = perf_reader__damage(report_session__reader(s));
+	if (!d)
 		return ret;
-	err("%s is damaged at offset %llu: %s; %s", c->input, (unsigned long long)d->offset,
+	if (!path)
+		path = c->input;
+	err("%s is damaged at offset %llu: %s; %s", path, (unsigned long long)d->offset,
 	    d->reason ? d->reason : "unreadable",
 	    c->force ? "reported what precedes it (--force)"
 		     : "the report covers what precedes it (--force to accept, --repair OUT to rewrite it)");
@@ -700,14 +805,17 @@ int main(int argc, char **argv)
 		goto out;
 	ret = 0;
 	if (c.unwind_to) {
-		ret = do_unwind_to(&c);
+		ret = resolve_inputs(&c);
+		ret = ret >= 0 ? ret : do_unwind_to(&c);
 		goto out;
 	}
-	s = open_session(&c);
-	if (!s) {
-		ret = EXIT_FAIL;
+	ret = resolve_inputs(&c);
+	if (ret >= 0)
 		goto out;
-	}
+	ret = EXIT_FAIL;
+	s = open_session(&c, &ret);
+	if (!s)
+		goto out;
 	if (c.repair) {
 		ret = do_repair(&c, report_session__reader(s));
 		report_session__free(s);
@@ -721,7 +829,7 @@ int main(int argc, char **argv)
 		print_header(stdout, report_session__reader(s), c.input);
 	ret = c.stats ? do_stats(s) : do_report(&c, s, t0);
 	ret = check_undecodable(&c, s, ret);
-	ret = check_damage(&c, report_session__reader(s), ret);
+	ret = check_damage(&c, s, ret);
 	report_session__free(s);
 	fflush(stdout);
 	if (ferror(stdout) && !ret) {
@@ -735,5 +843,7 @@ out:
 	free(c.comms);
 	free(c.cgroups);
 	free(c.times);
+	free(c.args);
+	inputs__free(&c.inputs);
 	return ret;
 }

@@ -3,7 +3,9 @@
  * reader's decompressed block (no copy) and a reference to its process's map snapshot at its
  * time. Two batches alternate: while the workers unwind one, the calling thread reads the next;
  * then it helps finish the older one and hands its samples to the sinks, in order. Invariant: a
- * batch is delivered whole before any sample of a later batch, so sinks see time order. */
+ * batch is delivered whole before any sample of a later batch, so sinks see time order.
+ * Several files (a daemon's rotations) are read one after the other into the same machine and
+ * sinks, as one recording: each is delivered whole before the next is read. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -83,6 +85,20 @@ struct report_session {
 	int *attr_bad_err;
 	char (*names)[NAME_LEN];
 	char err[512];                  /* report_session__error() */
+
+	/* further files, read after r in this order (report_session__add_file) */
+	struct input { struct perf_reader *r; char *path; } *more;
+	size_t nr_more;
+	struct perf_reader *cur;        /* the file being read: its attrs decode its samples */
+	const char *first_path;
+	/* the wall-clock range, in the clock of the file being read (set per file) */
+	bool has_wall;
+	uint64_t since_ns, until_ns;    /* ns since the epoch, both inclusive */
+	uint64_t cur_lo, cur_hi;
+	/* the first damaged file and its damage */
+	const char *damage_path;
+	struct perf_reader_damage damage;
+	char damage_reason[256];
 };
 
 static void seterr(struct report_session *s, const char *fmt, ...)
@@ -207,7 +223,7 @@ static void batch_start(struct report_session *s, struct batch *b)
 
 static int deliver_item(struct report_session *s, struct item *it)
 {
-	const struct perf_reader_attr *a = perf_reader__attr(s->r, it->attr);
+	const struct perf_reader_attr *a = perf_reader__attr(s->cur, it->attr);
 	char nocomm[16];
 
 	/* perf names a thread it saw no COMM for ":TID" */
@@ -369,6 +385,8 @@ static bool keep_sample(const struct report_session *s, const struct perf_sample
 		return false;
 	if (o->nr_times && !time_ranges__contains(o->times, o->nr_times, ps->time))
 		return false;
+	if (s->has_wall && (ps->time < s->cur_lo || ps->time > s->cur_hi))
+		return false;
 	return true;
 }
 
@@ -398,7 +416,7 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	b = s->fill;
 	it = &b->items[b->n];
 	it->side = NULL;
-	int pe = perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &it->s);
+	int pe = perf_sample__parse(&perf_reader__attr(s->cur, a)->attr, rec->hdr, &it->s);
 	if (pe < 0) {
 		bad_sample(s, a, pe);
 		return 0;
@@ -408,7 +426,7 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	s->st.nr_samples++;
 	it->attr = a;
 	it->comm = machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
-	it->cgroup = (perf_reader__attr(s->r, a)->attr.sample_type & PERF_SAMPLE_CGROUP) ?
+	it->cgroup = (perf_reader__attr(s->cur, a)->attr.sample_type & PERF_SAMPLE_CGROUP) ?
 			     cgroup_name(s, it->s.cgroup) : NULL;
 	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||
 		       (o->nr_tids && !in_list(o->tids, o->nr_tids, (int32_t)it->s.tid)) ||
@@ -492,7 +510,7 @@ static int on_count(const struct perf_reader_record *rec, void *arg)
 
 	if (rec->hdr->type == PERF_RECORD_SAMPLE) {
 		struct perf_sample ps;
-		int pe = perf_sample__parse(&perf_reader__attr(s->r, a)->attr, rec->hdr, &ps);
+		int pe = perf_sample__parse(&perf_reader__attr(s->cur, a)->attr, rec->hdr, &ps);
 
 		s->attr_samples[a]++;
 		if (pe < 0)
@@ -636,6 +654,8 @@ int report_session__open(struct report_session *s, const char *path)
 	e = session_setup(s);
 	if (e < 0)
 		seterr(s, "cannot read %s: cannot set up the session: %s", path, strerror(-e));
+	s->first_path = path;
+	s->cur = s->r;
 	return e;
 }
 
@@ -660,6 +680,194 @@ int report_session__add_sink(struct report_session *s, const struct report_sink 
 	s->sinks = n;
 	s->sinks[s->nr_sinks++] = *sink;
 	return 0;
+}
+
+/* Whether b records the same events as a, so that its samples read with a's attrs. */
+static bool same_events(struct perf_reader *a, struct perf_reader *b, size_t *ret_which)
+{
+	size_t n = perf_reader__nr_attrs(a);
+
+	*ret_which = n;
+	if (perf_reader__nr_attrs(b) != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct perf_event_attr *x = &perf_reader__attr(a, i)->attr;
+		const struct perf_event_attr *y = &perf_reader__attr(b, i)->attr;
+
+		*ret_which = i;
+		/* a file precordd has unwound lacks the stack copies; the others keep them */
+		uint64_t stacks = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+		if (x->type != y->type || x->config != y->config ||
+		    (x->sample_type | stacks) != (y->sample_type | stacks) ||
+		    x->read_format != y->read_format || x->sample_id_all != y->sample_id_all ||
+		    x->use_clockid != y->use_clockid ||
+		    (x->use_clockid && x->clockid != y->clockid))
+			return false;
+	}
+	return true;
+}
+
+int report_session__add_file(struct report_session *s, const char *path)
+{
+	struct perf_reader_opts rdo = { .ordered_max_bytes = s->opts.ordered_max_bytes };
+	struct perf_reader *r;
+	struct input *n;
+	size_t which;
+	int e;
+
+	s->err[0] = 0;
+	if (!s->r || s->ran) {
+		seterr(s, "cannot read %s: %s", path, !s->r ? "no first file is open" :
+							 "the session has already run");
+		return -EINVAL;
+	}
+	r = perf_reader__new(&rdo);
+	if (!r) {
+		seterr(s, "cannot read %s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	e = perf_reader__open(r, path);
+	if (e < 0) {
+		seterr(s, "%s", perf_reader__error(r));
+		perf_reader__free(r);
+		return e;
+	}
+	if (!same_events(s->r, r, &which)) {
+		if (which < perf_reader__nr_attrs(s->r))
+			seterr(s, "cannot read %s with %s as one recording: its event %zu (%s) is "
+			       "recorded otherwise (type, config, sample fields or clock); report "
+			       "them one at a time", path, s->first_path, which, s->names[which]);
+		else
+			seterr(s, "cannot read %s with %s as one recording: it records %zu events, "
+			       "not %zu; report them one at a time", path, s->first_path,
+			       perf_reader__nr_attrs(r), which);
+		perf_reader__free(r);
+		return -EINVAL;
+	}
+	n = realloc(s->more, (s->nr_more + 1) * sizeof(*n));
+	if (!n) {
+		perf_reader__free(r);
+		seterr(s, "cannot read %s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	s->more = n;
+	s->more[s->nr_more++] = (struct input){ r, (char *)path };
+	return 0;
+}
+
+/* sample clock of r at wall-clock time w (ns since the epoch), clamped to the clock's range */
+static uint64_t wall_to_clock(const struct perf_reader_info *in, uint64_t w)
+{
+	if (w == UINT64_MAX)
+		return UINT64_MAX;
+	if (w >= in->clock.wall_ns)
+		return w - in->clock.wall_ns > UINT64_MAX - in->clock.clock_ns ? UINT64_MAX :
+			in->clock.clock_ns + (w - in->clock.wall_ns);
+	return in->clock.wall_ns - w > in->clock.clock_ns ? 0 :
+		in->clock.clock_ns - (in->clock.wall_ns - w);
+}
+
+int report_session__set_wall_range(struct report_session *s, uint64_t since, uint64_t until)
+{
+	for (size_t i = 0; i <= s->nr_more; i++) {
+		struct perf_reader *r = i ? s->more[i - 1].r : s->r;
+
+		if (!r || !perf_reader__info(r)->has_clock) {
+			seterr(s, "cannot tell the time of day of %s's samples: it has no CLOCK_DATA "
+			       "(recorded by perf without -k CLOCK_MONOTONIC, or by an older precord); "
+			       "give --time in the recording's own seconds instead",
+			       i ? s->more[i - 1].path : s->first_path);
+			return -ENODATA;
+		}
+	}
+	s->has_wall = true;
+	s->since_ns = since;
+	s->until_ns = until;
+	return 0;
+}
+
+const struct perf_reader_damage *report_session__damage(const struct report_session *s,
+							const char **ret_path)
+{
+	if (ret_path)
+		*ret_path = s->damage_path;
+	return s->damage_path ? &s->damage : NULL;
+}
+
+/* Before reading r: the wall-clock range in its clock. Returns false when none of its samples
+ * (SAMPLE_TIME feature) can fall in it: the file is not read. */
+static bool enter_file(struct report_session *s, struct perf_reader *r)
+{
+	const struct perf_reader_info *in = perf_reader__info(r);
+
+	if (!s->has_wall)
+		return true;
+	s->cur_lo = wall_to_clock(in, s->since_ns);
+	s->cur_hi = wall_to_clock(in, s->until_ns);
+	if (perf_reader__has_feature(r, FEAT_SAMPLE_TIME) &&
+	    (in->last_sample_time < s->cur_lo || in->first_sample_time > s->cur_hi))
+		return false;
+	return true;
+}
+
+/* After reading r: its counts added to the session's, its damage kept if it is the first. */
+static void leave_file(struct report_session *s, struct perf_reader *r, const char *path,
+		       struct perf_reader_stats *sum)
+{
+	const struct perf_reader_stats *w = perf_reader__walk_stats(r);
+	const struct perf_reader_damage *d = perf_reader__damage(r);
+
+	sum->total += w->total;
+	for (int t = 0; t < PERF_RECORD_HEADER_MAX; t++)
+		sum->nr_by_type[t] += w->nr_by_type[t];
+	sum->nr_other += w->nr_other;
+	sum->total_lost += w->total_lost;
+	sum->total_lost_samples += w->total_lost_samples;
+	if (d && !s->damage_path) {
+		s->damage_path = path;
+		snprintf(s->damage_reason, sizeof(s->damage_reason), "%s",
+			 d->reason ? d->reason : "unreadable");
+		s->damage = (struct perf_reader_damage){ d->offset, s->damage_reason };
+	}
+}
+
+/* The build ids of a further file, for its dsos. Returns 0 or -ENOMEM. */
+static int note_build_ids(struct report_session *s, struct perf_reader *r)
+{
+	const struct perf_reader_info *in = perf_reader__info(r);
+
+	for (size_t i = 0; i < in->nr_build_ids; i++)
+		if (machine__set_build_id(s->m, in->build_ids[i].path, in->build_ids[i].id,
+					  in->build_ids[i].id_len) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* Walk every file with fn in turn (ordered: deliver each file whole before the next), the
+ * counts summed into s->st.records. Returns what a walk or delivery returned first. */
+static int walk_files(struct report_session *s, perf_reader_fn fn, bool ordered)
+{
+	struct perf_reader_stats sum = { 0 };
+	int ret = 0;
+
+	for (size_t i = 0; i <= s->nr_more && !ret; i++) {
+		struct perf_reader *r = i ? s->more[i - 1].r : s->r;
+		const char *path = i ? s->more[i - 1].path : s->first_path;
+
+		if (!enter_file(s, r))
+			continue;
+		s->cur = r;
+		if (i && ordered && (ret = note_build_ids(s, r)) < 0)
+			break;
+		ret = ordered ? perf_reader__for_each_ordered(r, fn, s) :
+				perf_reader__for_each(r, fn, s);
+		if (ordered && !ret && i < s->nr_more)
+			ret = flush_all(s, true); /* this file's samples, before the next file's */
+		leave_file(s, r, path, &sum);
+	}
+	s->st.records = sum;
+	return ret;
 }
 
 static int run_setup(struct report_session *s)
@@ -715,12 +923,11 @@ int report_session__run(struct report_session *s)
 	e = run_setup(s);
 	if (e < 0)
 		return e;
-	ret = perf_reader__for_each_ordered(s->r, on_record, s);
+	ret = walk_files(s, on_record, true);
 	/* damage is not an error: what preceded it is delivered */
 	e = flush_all(s, !ret);
 	if (!ret)
 		ret = e;
-	s->st.records = *perf_reader__walk_stats(s->r);
 	sum_unwind_stats(s);
 	if (s->has_filter && s->filter.finish) {
 		e = s->filter.finish(s->filter.ctx, s);
@@ -744,8 +951,7 @@ int report_session__count(struct report_session *s)
 	if (s->ran)
 		return -EALREADY;
 	s->ran = true;
-	e = perf_reader__for_each(s->r, on_count, s);
-	s->st.records = *perf_reader__walk_stats(s->r);
+	e = walk_files(s, on_count, false);
 	return e;
 }
 
@@ -781,6 +987,9 @@ void report_session__free(struct report_session *s)
 		unwinder__free(s->all[i]);
 	machine__free(s->m);
 	perf_reader__free(s->r);
+	for (size_t i = 0; i < s->nr_more; i++)
+		perf_reader__free(s->more[i].r);
+	free(s->more);
 	for (size_t i = 0; i < s->nr_cgroups; i++)
 		free(s->cgroups[i].path);
 	free(s->cgroups);

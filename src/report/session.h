@@ -104,7 +104,27 @@ struct report_session *report_session__new(const struct report_session_opts *opt
  * -EBUSY when a file is already open), report_session__error() naming the file and why. */
 int report_session__open(struct report_session *s, const char *path);
 
-/* The last failure of report_session__open, naming the file; "" if none. */
+/* Read path after the files before it, as more of one recording (precordd's rotations): the
+ * same machine and sinks, each file delivered whole before the next, the counts summed. Its
+ * events must be recorded as the first file's (type, config, sample fields but the stack copy,
+ * clock): a file precordd unwound goes with one that still has its stacks. Before
+ * run; path must outlive the session. Returns 0, -EINVAL (no first file, after run, other
+ * events) or as report_session__open, report_session__error() naming the file and why. */
+int report_session__add_file(struct report_session *s, const char *path);
+
+/* Only samples recorded between since and until (wall-clock ns since the epoch, both
+ * inclusive; 0 and UINT64_MAX leave a side open), each file's sample times converted with its
+ * CLOCK_DATA; a file none of whose samples (SAMPLE_TIME feature) can be in range is not read.
+ * With opts.times, a sample must be in both. After every add_file. Returns 0, or -ENODATA when
+ * a file has no CLOCK_DATA, report_session__error() naming it. */
+int report_session__set_wall_range(struct report_session *s, uint64_t since, uint64_t until);
+
+/* The damage of the first damaged file read (*ret_path, may be NULL: its path), or NULL. */
+const struct perf_reader_damage *report_session__damage(const struct report_session *s,
+							const char **ret_path);
+
+/* The last failure of report_session__open, add_file or set_wall_range, naming the file; ""
+ * if none. */
 const char *report_session__error(const struct report_session *s);
 
 /* The session's reader (header, attrs, features, damage). Owned by the session. */
