@@ -855,8 +855,8 @@ static int walk_files(struct report_session *s, perf_reader_fn fn, bool ordered)
 		struct perf_reader *r = i ? s->more[i - 1].r : s->r;
 		const char *path = i ? s->more[i - 1].path : s->first_path;
 
-		if (!enter_file(s, r))
-			continue;
+		if (!enter_file(s, r) && ordered)
+			continue;       /* --stats counts every file */
 		s->cur = r;
 		if (i && ordered && (ret = note_build_ids(s, r)) < 0)
 			break;
