@@ -328,6 +328,17 @@ const char *unwind_frame__name(const struct unwind_frame *f)
 	return f->sym ? symbol__name(f->sym) : NULL;
 }
 
+int unwind_frame__inlines(const struct unwind_frame *f, uint64_t addr,
+			  const struct inline_frame **ret)
+{
+	struct elf_file *ef;
+
+	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
+		return 0;
+	ef = dso__elf(f->dso);
+	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
+}
+
 static void load_regs(struct uctx *c, const struct perf_sample *s)
 {
 	uint64_t perf_regs[64];

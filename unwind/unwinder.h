@@ -69,4 +69,12 @@ void unwind_frame__resolve(const struct map_snapshot *maps, uint64_t ip, bool ex
 /* The name to show for a frame: the (demangled) symbol, or NULL when unknown. */
 const char *unwind_frame__name(const struct unwind_frame *f);
 
+struct inline_frame;
+
+/* addr2line's records for frame f at file address addr (see unwind/inlines.h), as perf expands
+ * them: user-space symbols of ELF files only. Same order rules and lifetime of *ret as
+ * elf_file__inlines. Returns the number of frames, 0 when there are none, or -ENOMEM. */
+int unwind_frame__inlines(const struct unwind_frame *f, uint64_t addr,
+			  const struct inline_frame **ret);
+
 #endif

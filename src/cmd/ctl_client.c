@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fdpass.h"
 #include "lib/parse.h"
 #include "daemon/ctl.h"
 #include "record/record.h"
@@ -87,14 +88,8 @@ static int read_line(struct conn *c, char *line, size_t size)
 {
 	for (;;) {
 		char *nl = memchr(c->buf, '\n', c->len);
-		union {
-			char b[CMSG_SPACE(sizeof(int) * 4)];
-			struct cmsghdr align;
-		} cm;
-		struct iovec iov;
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
-				     .msg_controllen = sizeof(cm.b) };
 		ssize_t n;
+		int f;
 
 		if (nl) {
 			size_t l = (size_t)(nl - c->buf);
@@ -106,25 +101,14 @@ static int read_line(struct conn *c, char *line, size_t size)
 		}
 		if (c->len == sizeof(c->buf))
 			return -EMSGSIZE;
-		iov.iov_base = c->buf + c->len;
-		iov.iov_len = sizeof(c->buf) - c->len;
-		n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
-			if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-				continue;
-			for (size_t k = 0; k < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
-				int f;
-
-				memcpy(&f, CMSG_DATA(h) + k * sizeof(int), sizeof(int));
-				if (c->passed_fd < 0)
-					c->passed_fd = f;
-				else
-					close(f);
-			}
+		n = fdpass__recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, &f, 0);
+		if (n <= 0)
+			return (int)n;
+		if (f >= 0) {
+			if (c->passed_fd < 0)
+				c->passed_fd = f;
+			else
+				close(f);
 		}
 		c->len += (size_t)n;
 	}
@@ -346,27 +330,9 @@ static int take_file(struct conn *c, const char *line, const struct record_args 
  * process whatever our pid namespace (a pid number means another process in another). */
 static void send_request(int fd, const char *buf, size_t len, pid_t pid)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
 
-	if (pidfd >= 0) {
-		struct cmsghdr *h;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.b;
-		mh.msg_controllen = sizeof(cm.b);
-		h = CMSG_FIRSTHDR(&mh);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &pidfd, sizeof(int));
-	}
-	sendmsg(fd, &mh, MSG_NOSIGNAL);
+	fdpass__send(fd, buf, len, pidfd, 0);
 	if (pidfd >= 0)
 		close(pidfd);
 }

@@ -23,6 +23,7 @@
 
 #include "lib/clock.h"
 #include "lib/cleanup.h"
+#include "lib/fdpass.h"
 #include "lib/parse.h"
 #include "record/record.h"
 
@@ -464,31 +465,13 @@ static int send_line(int fd, const char *line, int pass_fd)
 {
 	char buf[CTL_MAX_LINE + 1];
 	size_t n = strnlen(line, CTL_MAX_LINE - 1);
-	struct iovec iov = { buf, n + 1 };
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t r;
 
 	memcpy(buf, line, n);
 	buf[n] = '\n';
-	if (pass_fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.b;
-		mh.msg_controllen = sizeof(cm.b);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
-	r = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	r = fdpass__send(fd, buf, n + 1, pass_fd, MSG_DONTWAIT);
 	if (r < 0)
-		return -errno;
+		return (int)r;
 	return (size_t)r == n + 1 ? 0 : -EAGAIN;
 }
 
@@ -699,36 +682,22 @@ static bool accept_one(struct ctl_server *s)
 }
 
 /* Read what the client sent next; a pidfd passed with it (SCM_RIGHTS) is kept, the first
- * one only, and anything else passed is closed. Returns as recv(). */
+ * one only, and anything else passed is closed (a second fd in the same message is closed
+ * unseen by fdpass__recv). Returns as recv(). */
 static ssize_t recv_request(struct ctl_client *c)
 {
-	union {
-		char b[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} cm;
-	struct iovec iov = { c->buf + c->len, sizeof(c->buf) - c->len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
-			     .msg_controllen = sizeof(cm.b) };
-	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	int fd;
+	ssize_t n = fdpass__recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, &fd,
+				 MSG_DONTWAIT);
 
-	if (n < 0)
-		return n;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h)) {
-		size_t nfd;
-
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-			continue;
-		nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < nfd; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-			if (c->pidfd < 0 && ctl__pidfd_pid(fd) > 0)
-				c->pidfd = fd;
-			else
-				close(fd);
-		}
+	if (n < 0) {
+		errno = (int)-n;
+		return -1;
 	}
+	if (fd >= 0 && c->pidfd < 0 && ctl__pidfd_pid(fd) > 0)
+		c->pidfd = fd;
+	else if (fd >= 0)
+		close(fd);
 	return n;
 }
 

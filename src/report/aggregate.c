@@ -112,18 +112,6 @@ static void convert(const struct unwind_frame *f, struct report_frame *out)
 	};
 }
 
-/* addr2line's records for a frame perf would expand (a user-space symbol in an ELF file). */
-static int frame_inlines(const struct unwind_frame *f, uint64_t addr,
-			 const struct inline_frame **ret)
-{
-	struct elf_file *ef;
-
-	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
-		return 0;
-	ef = dso__elf(f->dso);
-	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
-}
-
 static size_t frames_of(const struct report_session_sample *s, enum report_inline order,
 			bool expand, struct srcbuf *sb, struct report_frame *out, size_t max,
 			struct report_frame *ret_self);
@@ -196,7 +184,7 @@ static size_t frames_of(const struct report_session_sample *s, enum report_inlin
 		size_t k = order == REPORT_INLINE_ROOT_FIRST ? nf - 1 - j : j;
 		const struct unwind_frame *f = &s->frames[k];
 		const struct inline_frame *in = NULL;
-		int nr = frame_inlines(f, f->addr - (f->caller ? 1 : 0), &in);
+		int nr = unwind_frame__inlines(f, f->addr - (f->caller ? 1 : 0), &in);
 
 		if (nr > 0 && used + (size_t)nr > MAX_FRAMES)
 			nr = 0;

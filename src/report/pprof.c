@@ -310,19 +310,6 @@ static bool loc_eq(const struct pprof_writer *w, uint32_t idx, const void *key)
 	       !memcmp(w->lines + a->line_off, b->lines, b->nr_lines * sizeof(struct pline));
 }
 
-/* addr2line's records for frame f at file address addr (see unwind/inlines.h), as the
- * aggregation expands them: user-space symbols of ELF files only. */
-static int frame_inlines(const struct unwind_frame *f, uint64_t addr,
-			 const struct inline_frame **ret)
-{
-	struct elf_file *ef;
-
-	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
-		return 0;
-	ef = dso__elf(f->dso);
-	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
-}
-
 #define MAX_LINES 32
 
 /* The lines of frame f: the functions inlined at its address innermost first (pprof's model
@@ -333,7 +320,7 @@ static int frame_lines(struct pprof_writer *w, const struct unwind_frame *f,
 {
 	const struct inline_frame *in = NULL;
 	uint64_t addr = f->addr - (f->caller ? 1 : 0);
-	int nr = w->no_inline ? 0 : frame_inlines(f, addr, &in), n = 0;
+	int nr = w->no_inline ? 0 : unwind_frame__inlines(f, addr, &in), n = 0;
 	int64_t fid;
 
 	for (int k = 0; k < nr && n < MAX_LINES; k++) {

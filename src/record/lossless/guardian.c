@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fdpass.h"
 #include "record/lossless/freezer.h"
 #include "record/lossless/sysfile.h"
 
@@ -38,23 +39,13 @@ struct gproc {
 
 static int recv_msg(int sock, struct gmsg *m, int *ret_fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
 	ssize_t n;
 
-	*ret_fd = -1;
 	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+		n = fdpass__recv(sock, m, sizeof(*m), ret_fd, 0);
+	while (n == -EINTR);
 	if (n <= 0)
-		return n < 0 ? -errno : 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+		return (int)n;
 	return n == sizeof(*m) ? 1 : -EBADMSG;
 }
 
@@ -194,25 +185,11 @@ int guardian__start(struct guardian *g, const struct guardian_spec *spec)
 /* Best effort: a guardian that died cannot be replaced, and pausing still works without it. */
 static void guardian_send(struct guardian *g, enum gop op, pid_t pid, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct gmsg m = { .op = op, .pid = pid };
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
 	if (g->fd < 0)
 		return;
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	while (sendmsg(g->fd, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+	while (fdpass__send(g->fd, &m, sizeof(m), fd, 0) == -EINTR)
 		;
 }
 
