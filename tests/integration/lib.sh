@@ -155,3 +155,27 @@ wait_cpu() { wait_until "$2 ms of CPU time in pid $1" _cpu_reached "$1" $(( $(cp
 has_perf_events() { ls -l "/proc/$1/fd" 2> /dev/null | grep -q 'perf_event'; }
 # has_line FILE: FILE holds a whole line (a workload printed its pid).
 has_line() { [ -n "$(sed -n 1p "$1" 2> /dev/null)" ]; }
+# state PID: the process's state letter from /proc (R, S, D, T, t, Z, ...); empty once it is gone.
+state() { sed -n 's/.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2> /dev/null; }
+# is_stopped PID: every thread of PID has stopped (a group stop, SIGSTOP, is complete).
+is_stopped() {
+	_any=
+	for _s in /proc/"$1"/task/*/stat; do
+		[ -e "$_s" ] || return 1
+		case $(sed -n 's/.*) \([A-Za-z]\).*/\1/p' "$_s" 2> /dev/null) in T|t) _any=1 ;; *) return 1 ;; esac
+	done
+	[ -n "$_any" ]
+}
+# stop_pid PID: SIGSTOP PID and wait until all its threads have stopped (the signal alone returns
+# before they have, and a busy machine may take its time to schedule them).
+stop_pid() { kill -STOP "$1"; wait_until "pid $1 to stop" is_stopped "$1"; }
+# cg_frozen DIR: the kernel reports the cgroup DIR frozen (every task in it is).
+cg_frozen() { grep -qx 'frozen 1' "$1/cgroup.events" 2> /dev/null; }
+# cg_of PID: the directory of PID's cgroup in the (first) cgroup2 mount; empty without one.
+cg_of() {
+	_m=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' /proc/self/mountinfo)
+	_p=$(sed -n 's/^0:://p' "/proc/$1/cgroup" 2> /dev/null)
+	[ -n "$_m" ] && [ -n "$_p" ] && echo "$_m$_p" | sed 's|/$||'
+}
+# paused PID: PID cannot run: its cgroup is frozen (as the kernel reports it) or it is stopped.
+paused() { _c=$(cg_of "$1"); { [ -n "$_c" ] && cg_frozen "$_c"; } || is_stopped "$1"; }

@@ -1,7 +1,10 @@
 /* A process tree for the pause tests: the root (two threads), NWORKERS forked workers of which
  * every other one exec's this program again, and optionally a new worker every RESPAWN_MS. Each
  * counts in its own slot of a shared file about once a millisecond, so a pause shows as counters
- * that stop. Everything ends when the file's stop word is set, or after 20 s as a safety net.
+ * that stop. Everything ends when the file's stop word is set, or after 120 s as a safety net
+ * (a test that died; a test that takes longer on a busy machine must not see it). With
+ * PAUSE_TREE_READY=PATH (a FIFO) in the environment, the root writes "ready" to PATH once every
+ * first worker has counted once, so that a script can wait for the tree instead of for a time.
  *
  *   pause_tree FILE NWORKERS [RESPAWN_MS]     root
  *   pause_tree --worker FILE SLOT             a worker (exec'd form)
@@ -80,6 +83,29 @@ static void *second_thread(void *arg)
 	return NULL;
 }
 
+/* Every slot has counted once: the first workers all run (a worker that exec's takes longest). */
+static int all_started(void)
+{
+	uint64_t n = shm->nr_slots;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (!shm->counters[i])
+			return 0;
+	return 1;
+}
+
+static void say_ready(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fputs("ready\n", f);
+	fclose(f);
+}
+
 static void spawn(const char *self, const char *file)
 {
 	int slot = (int)__atomic_fetch_add(&shm->nr_slots, 1, __ATOMIC_RELAXED);
@@ -112,8 +138,9 @@ int main(int argc, char **argv)
 	pthread_t t;
 	int nworkers, respawn_ms;
 	uint64_t last_spawn = 0;
+	const char *ready = getenv("PAUSE_TREE_READY");
 
-	t_end = time(NULL) + 20;
+	t_end = time(NULL) + 120;
 	if (argc == 4 && !strcmp(argv[1], "--worker")) {
 		shm = map(argv[2]);
 		worker_loop(atoi(argv[3]));
@@ -134,6 +161,10 @@ int main(int argc, char **argv)
 		spawn(argv[0], argv[1]);
 	while (running()) {
 		tick(0);
+		if (ready && *ready && all_started()) {
+			say_ready(ready);
+			ready = NULL;
+		}
 		if (respawn_ms > 0 && shm->counters[0] - last_spawn >= (uint64_t)respawn_ms) {
 			last_spawn = shm->counters[0];
 			spawn(argv[0], argv[1]);
