@@ -1,8 +1,8 @@
-# A loss under --lossless is a failure: stop precord itself (watcher and readers) for 0.3 s while
-# its target runs unpaused, so that the rings overflow and the kernel drops events; precord must
-# then exit 124 with a loud message (even with -q), and the file must still be complete: perf
-# reads it, warns of the losses and of nothing else, and counts them. Then what cannot be
-# honoured at all is refused before the command runs.
+# A loss under --lossless is a failure: stop precord itself (watcher and readers) while its
+# target runs unpaused until the target has used many times the CPU time that fills the rings,
+# so that the kernel drops events; precord must then exit 124 with a loud message (even with
+# -q), and the file must still be complete: perf reads it, warns of the losses and of nothing
+# else, and counts them. Then what cannot be honoured at all is refused before the command runs.
 . "$(dirname "$0")/lib.sh"
 
 # Where precord makes its pause cgroup: our own cgroup in the (first) cgroup2 mount, as
@@ -13,34 +13,53 @@ v2_dir() {
 }
 V2=$(v2_dir)
 rec=
-trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; : > "$T/stop-spin"; rm -rf "$T"' EXIT INT TERM
 
-precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ours.data -- \
-	"$W/spin_threads" 3 > /dev/null 2> rec.err &
+# The target spins until told to stop (the stop file), however long the steps below take.
+SPIN_STOP=$T/stop-spin precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ours.data -- \
+	"$W/spin_threads" 600 > pid.txt 2> rec.err &
 rec=$!
-# recording (the command runs once precord has started: its start may take a second when the
-# machine is loaded)
-size() { stat -c %s ours.data 2>/dev/null || echo 0; }
-for i in $(seq 500); do [ "$(size)" -ge 32768 ] && break; kill -0 $rec 2>/dev/null || break; sleep 0.01; done
-cg=
-[ -n "$V2" ] && cg=$(ls -d "$V2"/precord-$rec-* 2>/dev/null | head -n 1)
-stopped=0
-for i in $(seq 20); do
-	kill -STOP $rec
-	sleep 0.05
-	# the target must be running while precord is stopped (no cgroup: signals, assume so)
+wait_until "the target's pid" has_line pid.txt
+target=$(head -n 1 pid.txt)
+# recording: the target has run 50 ms of CPU time under precord
+wait_cpu "$target" 50
+cg=$(cg_of "$target")
+case $cg in */precord-$rec-*) ;; *) cg= ;; esac
+echo "target $target, pause cgroup: ${cg:-none}"
+# armed PID: a perf event fd of PID has O_ASYNC (020000) set: the backstop is armed.
+armed() {
+	for fd in /proc/"$1"/fd/*; do
+		case $(readlink "$fd" 2>/dev/null) in *perf_event*) ;; *) continue ;; esac
+		fl=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null)
+		[ -n "$fl" ] && [ $((0$fl & 8192)) != 0 ] && return 0
+	done
+	return 1
+}
+# unpaused: nothing holds the target: its cgroup is not to be frozen, the backstop is not armed
+# and the target is not stopped.
+unpaused() {
 	v=0
-	[ -n "$cg" ] && read -r v < "$cg/cgroup.freeze"
-	if [ "$v" = 0 ]; then
-		stopped=1
-		break
-	fi
+	[ -z "$cg" ] || read -r v < "$cg/cgroup.freeze"
+	[ "$v" = 0 ] && ! armed $rec && ! is_stopped "$target"
+}
+# Stop precord (all its threads) at a moment it does not hold the target paused; the target is
+# paused only for a small part of the time, so a few tries do.
+tries=0
+while :; do
+	tries=$((tries + 1))
+	[ $tries -le 1000 ] || fail "precord always had its target paused when stopped"
+	stop_pid $rec
+	unpaused && break
 	kill -CONT $rec
-	sleep 0.01
+	running() { ! is_stopped $rec; }
+	wait_until "precord to run again" running
 done
-[ $stopped = 1 ] || fail "precord always had its target paused when stopped"
-sleep 0.3
+echo "precord stopped with its target running (try $tries)"
+# The rings hold -m 512 (2 MiB) per CPU: at 20 kHz with 8 KiB stacks, ~250 samples, 13 ms of CPU
+# time per CPU. 100 ms of target CPU time per CPU is eight times that: the rings overflow.
+wait_cpu "$target" $((100 * $(nproc)))
 kill -CONT $rec
+: > stop-spin
 rc=0
 wait $rec || rc=$?
 rec=

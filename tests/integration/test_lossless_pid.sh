@@ -3,18 +3,22 @@
 # watermark (2% of a 1 MiB ring, the smallest precord accepts with that mark: two DWARF
 # samples), nothing lost, and afterwards the process is not left stopped and finishes.
 # precord is stopped once its file holds 64 KiB of recorded data (its start, which reads
-# /proc/kallsyms, took over 1.5 s on a loaded machine).
+# /proc/kallsyms, took over 1.5 s on a loaded machine); the target spins until the test creates
+# its stop file, so that it outlives precord however long that takes.
 . "$(dirname "$0")/lib.sh"
+trap ': > "$T/stop-spin"; rm -rf "$T"' EXIT INT TERM
 
-"$W/spin_threads" 6 > pid.txt &
+SPIN_STOP=$T/stop-spin "$W/spin_threads" 600 > pid.txt &
 bg=$!
-sleep 0.2
+# its threads run
+threads() { [ "$(ls /proc/$bg/task | wc -l)" = 3 ]; }
+wait_until "spin_threads' threads" threads
 precord -e cpu-clock -F 20000 --call-graph dwarf -m 256 --high-watermark 2 --low-watermark 1 --lossless \
 	-o ours.data -p "$bg" > rec.out 2> rec.err &
 rec=$!
 size() { stat -c %s ours.data 2>/dev/null || echo 0; }
-for i in $(seq 500); do [ "$(size)" -ge 65536 ] && break; kill -0 $rec 2>/dev/null || break; sleep 0.01; done
-assert_ge "$(size)" 65536 "bytes recorded before the stop"
+recorded() { kill -0 $rec 2>/dev/null || fail "precord ended: $(cat rec.err)"; [ "$(size)" -ge 65536 ]; }
+wait_until "64 KiB recorded" recorded
 kill -INT $rec
 rc=0
 wait $rec || rc=$?
@@ -31,6 +35,8 @@ for s in /proc/$bg/task/*/stat; do
 	st=$(sed 's/.*) //' "$s" | cut -d' ' -f1)
 	case "$st" in T|t) fail "thread $(basename "$(dirname "$s")") of the target left stopped" ;; esac
 done
+kill -0 $bg || fail "the target ended before it was told to"
+: > stop-spin
 rc=0
 wait $bg || rc=$?
 assert_eq "$rc" 0 "exit status of the target"
