@@ -79,23 +79,22 @@ done
 
 # killed FILE CMD...: start CMD (a recorder of mixed 60 writing FILE) in the background and
 # SIGKILL it once FILE holds at least 400 readable samples (precord syncs its header's data size
-# every second; perf's file is read by scanning), or after 60 s; then end the workload it started.
+# every second; perf's file is read by scanning); then end the workload it started.
 killed() {
 	_file=$1
 	shift
 	"$@" > /dev/null 2>&1 &
 	rec=$!
-	_i=0
-	while [ $_i -lt 600 ]; do
-		_n=$(samples_in "$_file" --force)
-		[ "${_n:-0}" -ge 400 ] && break
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	wait_until "400 readable samples in $_file" has_samples "$_file" 400
 	kids=$(pgrep -P "$rec" || true)
 	kill -KILL "$rec"
 	wait "$rec" 2> /dev/null || true
 	for k in $kids; do kill "$k" 2> /dev/null || true; done
+}
+has_samples() {
+	kill -0 "$rec" 2> /dev/null || fail "the recorder of $1 ended before it was killed"
+	_n=$(samples_in "$1" --force)
+	[ "${_n:-0}" -ge "$2" ]
 }
 killed precord-killed.data precord -q -F 1000 -e cpu-clock -o precord-killed.data -- "$W/mixed" 60
 killed perf-killed.data perf record -q -F 1000 -e cpu-clock --call-graph dwarf -o perf-killed.data "$W/mixed" 60

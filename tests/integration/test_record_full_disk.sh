@@ -2,12 +2,14 @@
 # as lost in its summary, its exit status and the file (LOST + LOST_SAMPLES records), and leaves a
 # file that perf and preport read to its end, compressed or not. With --lossless the target is
 # paused until there is space again (nothing lost, exit 0); stopped while waiting, what waited is
-# counted lost and the target is not left paused. On a small tmpfs mounted here.
+# counted lost and the target is not left paused. On a small tmpfs mounted here. The targets
+# spin for CPU time (SPIN_CPU) or until told to stop (SPIN_STOP), never for a time that a busy
+# machine would shorten.
 . "$(dirname "$0")/lib.sh"
 
 mkdir full
 mount -t tmpfs -o size=2m precord-test "$T/full" 2>/dev/null || skip "cannot mount a tmpfs"
-trap 'umount "$T/full" 2>/dev/null || umount -l "$T/full" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+trap ': > "$T/stop-spin"; umount "$T/full" 2>/dev/null || umount -l "$T/full" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
 # fill KB: leave the tmpfs with about KB kilobytes free.
 fill() {
@@ -48,51 +50,63 @@ check() {
 	assert_eq "$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' rstats)" "$in_file" "$what: preport --stats samples"
 }
 
-# 1. Not compressed: a 2 MB tmpfs, 17 MB of samples.
+# 1. Not compressed: a 2 MB tmpfs, 2 s of CPU time at 4 kHz: 65 MB of samples.
 rm -f full/*
-rc=0; precord --no-compress -F 4000 -o full/p.data -- "$W/spin_threads" 2 > /dev/null 2> rec.err || rc=$?
+rc=0; SPIN_CPU=1 precord --no-compress -F 4000 -o full/p.data -- "$W/spin_threads" 1 > /dev/null 2> rec.err || rc=$?
 check "--no-compress" 125
 assert_ge "$lost_smp" 100 "--no-compress: samples not written"
 
 # 2. Compressed: ~290 KB free (the writer keeps 256 KB for the file's end).
 fill 290
-rc=0; precord -F 4000 -o full/p.data -- "$W/spin_threads" 3 > /dev/null 2> rec.err || rc=$?
+rc=0; SPIN_CPU=1 precord -F 4000 -o full/p.data -- "$W/spin_threads" 1 > /dev/null 2> rec.err || rc=$?
 check "compressed" 125
 assert_ge "$lost_smp" 100 "compressed: samples not written"
 
-# 3. --lossless: paused while the disk is full, resumed when there is space; nothing lost.
+# 3. --lossless: paused while the disk is full, resumed when there is space; nothing lost. The
+# target is seen paused (its cgroup frozen, or stopped) while the disk is full, and precord's
+# paused time covers at least the time from then until the space is freed.
+# told_full: precord said the disk is full (and still runs).
+told_full() {
+	kill -0 $prec 2>/dev/null || { cat rec.err; fail "$what: precord ended without waiting for space"; }
+	grep -q "pauses the target until there is space again" rec.err
+}
 fill 290
+rm -f stop-spin
 : > rec.err # the background job truncates it only once it runs: not the last case's message
-precord --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 6 > pid.out 2> rec.err &
+what="--lossless"
+SPIN_STOP=$T/stop-spin precord --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 600 > pid.out 2> rec.err &
 prec=$!
-i=0
-until grep -q "pauses the target until there is space again" rec.err; do
-	i=$((i + 1)); [ $i -lt 600 ] || { cat rec.err; fail "--lossless: no message about the full disk"; }
-	kill -0 $prec 2>/dev/null || { cat rec.err; fail "--lossless: precord ended without waiting for space"; }
-	sleep 0.05
-done
-sleep 1
+wait_until "$what: a message about the full disk" told_full
+target=$(head -n 1 pid.out)
+wait_until "$what: the target paused while the disk is full" paused "$target"
+t0=$(date +%s%N)
+c0=$(cpu_ms "$target")
+paused "$target" || fail "$what: the target ran again while the disk was full"
+c1=$(cpu_ms "$target")
+t1=$(date +%s%N)
+assert_eq "$c1" "$c0" "$what: CPU time (ms) of the paused target"
 rm full/filler
+: > stop-spin
 rc=0; wait $prec || rc=$?
 cat rec.err
 grep -q "there is space again; recording goes on" rec.err || fail "--lossless: no message when the space is back"
 check "--lossless, space freed" 0
 assert_eq "$lost_rec" 0 "--lossless, space freed: records not written"
 paused=$(sed -n 's/.* pauses, \([0-9.]*\) s paused.*/\1/p' rec.err)
-awk -v p="$paused" 'BEGIN { exit !(p >= 0.9) }' || fail "--lossless: paused $paused s while the disk was full for 1 s"
+seen=$(( (t1 - t0) / 1000 ))
+echo "--lossless: paused $paused s; seen paused for $seen us before the space was freed"
+awk -v p="$paused" -v s="$seen" 'BEGIN { exit !(p * 1e6 >= s) }' ||
+	fail "--lossless: paused $paused s, less than the $seen us it was seen paused with the disk full"
 
 # 4. --lossless, stopped while waiting for space: what waited is lost, counted; the target is
 # not left paused.
 fill 290
+rm -f stop-spin
 : > rec.err
-precord --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 60 > pid.out 2> rec.err &
+what="--lossless stop"
+SPIN_STOP=$T/stop-spin precord --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 600 > pid.out 2> rec.err &
 prec=$!
-i=0
-until grep -q "pauses the target until there is space again" rec.err; do
-	i=$((i + 1)); [ $i -lt 600 ] || { cat rec.err; fail "--lossless stop: no message about the full disk"; }
-	kill -0 $prec 2>/dev/null || { cat rec.err; fail "--lossless stop: precord ended without waiting for space"; }
-	sleep 0.05
-done
+wait_until "$what: a message about the full disk" told_full
 target=$(head -1 pid.out)
 kill -INT $prec
 rc=0; wait $prec || rc=$?

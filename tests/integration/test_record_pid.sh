@@ -2,10 +2,11 @@
 # right symbol of each thread.
 . "$(dirname "$0")/lib.sh"
 
-"$W/spin_threads" 60 > pid.txt &
+# spin_threads spins until the test creates its stop file
+trap ': > "$T/stop-spin"; rm -rf "$T"' EXIT INT TERM
+SPIN_STOP=$T/stop-spin "$W/spin_threads" 600 > pid.txt &
 bg=$!
-i=0
-while [ ! -s pid.txt ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+wait_until "spin_threads' pid" has_line pid.txt
 pid=$(head -n 1 pid.txt)
 assert_eq "$pid" "$bg" "pid printed by spin_threads"
 precord -q -F 1000 -o ours.data -p "$pid" > rec.out 2> rec.err &
@@ -13,8 +14,9 @@ rec=$!
 wait_samples ours.data 1000 || fail "precord -p wrote too few samples in 120 s"
 kill -INT $rec
 wait $rec || { cat rec.err; fail "precord -p exit status $?"; }
-kill $bg
-wait $bg || true
+kill -0 $bg || fail "spin_threads ended before it was told to"
+: > stop-spin
+wait $bg || fail "spin_threads exit $?"
 perf_clean ours.data
 perf report -i ours.data --stdio --no-children --sort comm,sym -g none -q > rep.txt 2>/dev/null
 cat rep.txt | head -5
