@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
-perf record -q -z -F 2000 -e cpu-clock --call-graph dwarf -o good.data "$W/mixed" 0.5 > /dev/null 2>&1 ||
+MIXED_CPU=1 perf record -q -z -F 2000 -e cpu-clock --call-graph dwarf -o good.data "$W/mixed" 0.5 > /dev/null 2>&1 ||
 	fail "perf record failed"
 preport -i good.data > /dev/null 2> err || { cat err; fail "preport on the undamaged file exit $?"; }
 total=$(preport -i good.data --stats | awk '$1 == "SAMPLE" { print $3; exit }')

@@ -7,7 +7,7 @@
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
 [ -x "$W/mixed" ] || fail "the mixed workload is missing (make test-bins)"
 
-perf record -q -z -e cpu-clock --call-graph dwarf -o perf.data "$W/mixed" 1 > /dev/null 2>&1 ||
+MIXED_CPU=1 perf record -q -z -e cpu-clock --call-graph dwarf -o perf.data "$W/mixed" 1 > /dev/null 2>&1 ||
 	fail "perf record failed"
 # precord writes SAMPLE_TIME, which percentages need
 precord -q -e cpu-clock -o precord.data -- "$W/mixed" 1 > /dev/null || fail "precord failed"

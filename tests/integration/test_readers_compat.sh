@@ -18,7 +18,7 @@ perf record -q -e cpu-clock --call-graph dwarf -o perf.data -- "$W/mixed" 1 > /d
 	fail "perf record exit $?"
 perf record -q -z -e cpu-clock --call-graph dwarf -o perf-z.data -- "$W/mixed" 1 > /dev/null 2>&1 ||
 	fail "perf record -z exit $?"
-precord -q --no-compress -o plain.data -- "$W/mixed" 1 > /dev/null || fail "precord --no-compress exit $?"
+MIXED_CPU=1 precord -q --no-compress -o plain.data -- "$W/mixed" 1 > /dev/null || fail "precord --no-compress exit $?"
 precord -q -o z.data -- "$W/mixed" 1 > /dev/null || fail "precord exit $?"
 
 # hotspot's parser on the uncompressed file: samples, and symbols resolved by name.

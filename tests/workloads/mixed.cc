@@ -3,7 +3,9 @@
 // (main_loop_work), a recursion eight calls deep (recurse, self time at every level) and two
 // instantiations of a function template and a class template method. Built twice: mixed with
 // -fomit-frame-pointer (DWARF unwinding must do it all) and mixed-fp with frame pointers.
-// Usage: mixed [SECONDS] [THREADS]  (default 1 s, 1 thread).
+// Usage: mixed [SECONDS] [THREADS]  (default 1 s, 1 thread). With MIXED_CPU=1 in the environment
+// each thread runs SECONDS of its own CPU time, not of the clock: as many samples however busy
+// the machine is.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,12 +84,13 @@ __attribute__((noinline)) double run_round(void)
 }
 
 static double secs = 1.0;
+static clockid_t clock_id = CLOCK_MONOTONIC;
 
 static double now(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock_id, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
@@ -108,7 +111,11 @@ int main(int argc, char **argv)
 	int threads = argc > 2 ? atoi(argv[2]) : 1;
 	pthread_t tid[64];
 
+	const char *cpu = getenv("MIXED_CPU");
+
 	secs = argc > 1 ? atof(argv[1]) : 1.0;
+	if (cpu && *cpu == '1')
+		clock_id = CLOCK_THREAD_CPUTIME_ID;
 	if (threads < 1 || threads > 64)
 		threads = 1;
 	for (int i = 1; i < threads; i++)
