@@ -15,7 +15,9 @@ ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 end=$(( $(ticks "$1") + $2 ))
 while [ "$(ticks "$1")" -lt "$end" ]; do sleep 0.02; done
 EOF
-precord -q -F 1000 -a -o ours.data -- sh until_cpu.sh "$bg" $(( 40 * $(getconf CLK_TCK) / 100 )) 2> rec.err ||
+# No call graphs and 4 MiB rings: a minute of samples per CPU fits even if the readers do not
+# run at all (at load 30 the default DWARF stacks overflowed 2 MiB rings: perf warned of losses).
+precord -q -F 1000 -a --call-graph none -m 4M -o ours.data -- sh until_cpu.sh "$bg" $(( 40 * $(getconf CLK_TCK) / 100 )) 2> rec.err ||
 	{ rc=$?; cat rec.err; fail "precord -a exit $rc"; }
 kill $bg
 wait $bg 2> /dev/null || true
