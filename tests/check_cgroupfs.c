@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -70,6 +72,44 @@ static int collect(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
+/* The mounts mountinfo names are the file systems statfs finds there. */
+START_TEST(test_mount)
+{
+	char *point = NULL, *root = NULL, buf[PATH_MAX];
+	struct statfs sf;
+	int r = cgroupfs__mount(NULL, &point, &root);
+
+	if (r == -ENOENT) {
+		ck_assert_int_eq(cgroupfs__v2_mount(buf, sizeof(buf)), -ENOENT);
+	} else {
+		ck_assert_int_eq(r, 0);
+		ck_assert_int_eq(statfs(point, &sf), 0);
+		ck_assert(sf.f_type == CGROUP2_SUPER_MAGIC);
+		ck_assert_int_eq(root[0], '/');
+		ck_assert_int_eq(cgroupfs__v2_mount(buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, point);
+		ck_assert_int_eq(cgroupfs__v2_mount(buf, strlen(point)), -ENAMETOOLONG);
+		free(point);
+		free(root);
+	}
+	r = cgroupfs__mount("freezer", &point, &root);
+	if (r == 0) {
+		ck_assert_int_eq(statfs(point, &sf), 0);
+		ck_assert(sf.f_type == CGROUP_SUPER_MAGIC);
+		free(point);
+		free(root);
+	} else {
+		ck_assert_int_eq(r, -ENOENT);
+	}
+	ck_assert_int_eq(cgroupfs__mount("no-such-controller", &point, &root), -ENOENT);
+	ck_assert(cgroupfs__list_has("rw,freezer", "freezer"));
+	ck_assert(cgroupfs__list_has("freezer", "freezer"));
+	ck_assert(!cgroupfs__list_has("rw,freezer2", "freezer"));
+	ck_assert(!cgroupfs__list_has("rw,xfreezer,", "freezer"));
+	ck_assert(!cgroupfs__list_has("", "freezer"));
+}
+END_TEST
+
 START_TEST(test_synthesize)
 {
 	char root[PATH_MAX], dir[PATH_MAX + 64], sub[PATH_MAX + 96];
@@ -107,6 +147,7 @@ Suite *cgroupfs_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_unit);
+	tcase_add_test(tc, test_mount);
 	tcase_add_test(tc, test_synthesize);
 	suite_add_tcase(s, tc);
 	return s;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,22 @@ void cgroupfs__unescape(char *s)
 	*d = 0;
 }
 
-int cgroupfs__v2_mount(char *buf, size_t len)
+bool cgroupfs__list_has(const char *list, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !memcmp(p, tok, n))
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+int cgroupfs__mount(const char *v1_controller, char **ret_point, char **ret_root)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	_cleanup_free_ char *line = NULL;
@@ -35,25 +51,57 @@ int cgroupfs__v2_mount(char *buf, size_t len)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char *dash = strstr(line, " - "), *mnt = line;
+		char *fields[8] = { 0 }, *save = NULL, *tok, *fstype = NULL, *opts = NULL;
+		int i = 0;
+		bool after_dash = false;
+		int k = 0;
 
-		if (!dash || strncmp(dash + 3, "cgroup2 ", 8))
-			continue;
-		for (int i = 0; i < 4 && mnt; i++) {
-			mnt = strchr(mnt, ' ');
-			if (mnt)
-				mnt++;
+		line[strcspn(line, "\n")] = '\0';
+		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			if (!after_dash) {
+				if (!strcmp(tok, "-"))
+					after_dash = true;
+				else if (i < 8)
+					fields[i++] = tok;
+			} else {
+				if (k == 0)
+					fstype = tok;
+				else if (k == 2)
+					opts = tok;
+				k++;
+			}
 		}
-		if (!mnt || mnt > dash)
+		if (i < 5 || !fstype)
 			continue;
-		*strchr(mnt, ' ') = 0;
-		cgroupfs__unescape(mnt);
-		if (strlen(mnt) >= len)
-			return -ENAMETOOLONG;
-		strcpy(buf, mnt);
+		if (!v1_controller ? strcmp(fstype, "cgroup2")
+				   : (strcmp(fstype, "cgroup") || !cgroupfs__list_has(opts, v1_controller)))
+			continue;
+		cgroupfs__unescape(fields[3]);
+		cgroupfs__unescape(fields[4]);
+		*ret_root = strdup(fields[3]);
+		*ret_point = strdup(fields[4]);
+		if (!*ret_root || !*ret_point) {
+			free(*ret_root);
+			free(*ret_point);
+			*ret_root = *ret_point = NULL;
+			return -ENOMEM;
+		}
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int cgroupfs__v2_mount(char *buf, size_t len)
+{
+	_cleanup_free_ char *point = NULL, *root = NULL;
+	int r = cgroupfs__mount(NULL, &point, &root);
+
+	if (r < 0)
+		return r;
+	if (strlen(point) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, point);
+	return 0;
 }
 
 int cgroupfs__id(const char *path, uint64_t *ret_id)
