@@ -40,6 +40,9 @@
 #define EXPORT_CPU_LIMIT 300
 #define SPOOL_DIR ".push"
 #define SPOOL_NAME_MAX 224
+/* The sequence number of the last file exported, so that a start exports what the previous
+ * run finished at its stop (or could not get to); absent while export is off. */
+#define SEQ_FILE ".export-seq"
 
 struct export_job {
 	char data[PATH_MAX];
@@ -242,6 +245,46 @@ static void recount(struct exporter *e, const struct export_cfg *cfg)
 	free_list(list, n);
 }
 
+/* ---- the last file exported ---- */
+
+static bool read_seq(const char *dir, uint32_t *ret)
+{
+	char path[PATH_MAX];
+	unsigned int seq;
+	FILE *f;
+	bool ok;
+
+	if (!path_of(path, "%s/" SEQ_FILE, dir) || !(f = fopen(path, "re")))
+		return false;
+	ok = fscanf(f, "%u", &seq) == 1;
+	fclose(f);
+	if (ok)
+		*ret = seq;
+	return ok;
+}
+
+static void write_seq(const char *dir, uint32_t seq)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+
+	if (!path_of(path, "%s/" SEQ_FILE, dir) || !path_of(tmp, "%s.tmp", path) ||
+	    !(f = fopen(tmp, "we")))
+		return;
+	if (fprintf(f, "%u\n", seq) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
+/* After a file is exported (or given up): remember its number if it is the newest. */
+static void note_seq(const char *dir, const char *base)
+{
+	unsigned int seq;
+	uint32_t last;
+
+	if (sscanf(base, "precord-%8u-", &seq) == 1 && (!read_seq(dir, &last) || seq > last))
+		write_seq(dir, seq);
+}
+
 /* ---- conversion ---- */
 
 /* The child: the file's pprof profile to tmp. Returns an exit status, 0 or an errno, with the
@@ -356,6 +399,7 @@ static void export_one(struct exporter *e, const struct export_job *j, const str
 	if (err)
 		unlink(tmp);
 	recount(e, cfg); /* before the counters: an exported profile is counted on disk */
+	note_seq(cfg->dir, j->base);
 	pthread_mutex_lock(&e->lock);
 	if (err) {
 		e->export_failed++;
@@ -543,6 +587,38 @@ static bool ip_sockets(struct daemon *d)
 	return false;
 }
 
+/* At start: the files a previous run finished after its last export (the one closed at its
+ * stop, those still queued) are exported now. Without SEQ_FILE (export was off) nothing of
+ * the past is. */
+static void catch_up(struct daemon *d)
+{
+	uint32_t last, max = 0;
+	unsigned int n = 0;
+
+	if (!d->cfg.pprof && !d->cfg.push_url) {
+		char path[PATH_MAX];
+
+		if (path_of(path, "%s/" SEQ_FILE, d->cfg.output_dir))
+			unlink(path);
+		return;
+	}
+	for (size_t i = 0; i < d->nr_files; i++)
+		max = d->files[i].seq > max ? d->files[i].seq : max;
+	if (!read_seq(d->cfg.output_dir, &last)) {
+		write_seq(d->cfg.output_dir, max);
+		return;
+	}
+	for (size_t i = 0; i < d->nr_files; i++) {
+		if (d->files[i].seq > last) {
+			export__file_ready(d, &d->files[i]);
+			n++;
+		}
+	}
+	if (n)
+		daemon__log(d, LOG_INFO, "exporting %u file%s the previous run finished after its last "
+			    "export", n, n == 1 ? "" : "s");
+}
+
 int export__start(struct daemon *d)
 {
 	struct exporter *e;
@@ -587,6 +663,7 @@ int export__start(struct daemon *d)
 		return -err;
 	}
 	d->exporter = e;
+	catch_up(d);
 	return 0;
 }
 
@@ -597,6 +674,13 @@ void export__reconfigure(struct daemon *d)
 	if (!e)
 		return;
 	clean_dir(d->cfg.output_dir);
+	if (!d->cfg.pprof && !d->cfg.push_url) {
+		char path[PATH_MAX];
+
+		/* off: the next start with export on does not export what was recorded meanwhile */
+		if (path_of(path, "%s/" SEQ_FILE, d->cfg.output_dir))
+			unlink(path);
+	}
 	if (d->cfg.push_url && !ip_sockets(d))
 		daemon__log(d, LOG_ERR, "%s; profiles wait in the spool", d->err);
 	pthread_mutex_lock(&e->lock);

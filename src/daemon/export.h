@@ -17,9 +17,10 @@
 struct daemon;
 struct dfile;
 
-/* Start the export thread (whatever the configuration says now: a reload may turn export on)
- * and clean what a crash left (*.pb.gz.tmp, profiles whose file is gone). Returns 0 or -errno;
- * daemon__error says why. */
+/* Start the export thread (whatever the configuration says now: a reload may turn export on),
+ * clean what a crash left (*.pb.gz.tmp, profiles whose file is gone) and queue the files the
+ * previous run finished after its last export (the one closed at its stop). Call once the
+ * closed files are counted. Returns 0 or -errno; daemon__error says why. */
 int export__start(struct daemon *d);
 
 /* The configuration changed (SIGHUP): the thread takes the new keys before its next job. */
