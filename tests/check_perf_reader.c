@@ -723,6 +723,66 @@ START_TEST(test_long_frame_after_whole_one)
 }
 END_TEST
 
+/* One COMPRESSED record: the payload, then a skippable frame that pads it to 8 bytes. */
+static void append_compressed(struct perf_writer *w, const void *payload, size_t n)
+{
+	uint8_t rec[8 + 65528] = { 0 };
+	size_t pad = (8 - n % 8) % 8;
+	struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, (uint16_t)(8 + n + 8 + pad) };
+	uint8_t skip[8] = { 0x5f, 0x2a, 0x4d, 0x18, (uint8_t)pad };
+
+	ck_assert_uint_le(n + 8 + pad, sizeof(rec) - 8);
+	memcpy(rec, &h, 8);
+	memcpy(rec + 8, payload, n);
+	memcpy(rec + 8 + n, skip, 8);
+	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ rec, h.size }, 1), 0);
+}
+
+/* A skippable frame between two frames is passed over; a record cut by a frame's end reads whole
+ * (perf's -z frames end where its ring buffer wraps, not at a record's end). */
+START_TEST(test_skippable_and_cut_frames)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
+				     .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+	uint64_t id = 1, t = 1000;
+	struct perf_writer_event ev = { "cpu-clock", &a, &id, 1 };
+	struct perf_writer_opts wo = { .events = &ev, .nr_events = 1, .comp_level = 1,
+				       .comp_mmap_len = COMPRESS_MAX_DECOMPRESSED };
+	char path[] = "/tmp/check_perf_reader_skip.XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t raw[32 * 40], z[4096], skip[8 + 13] = { 0x50, 0x2a, 0x4d, 0x18, 13, 0, 0, 0, 7 };
+	size_t n, cut = 32 * 17 + 12; /* inside the 18th sample */
+	struct perf_writer *w;
+	struct perf_reader *r;
+	struct recs got;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	w = perf_writer__open(path, &wo);
+	ck_assert_ptr_nonnull(w);
+	put_samples(raw, 40, &t);
+	n = ZSTD_compress(z, sizeof(z), raw, cut, 1);
+	ck_assert(!ZSTD_isError(n));
+	append_compressed(w, z, n);
+	append_compressed(w, skip, sizeof(skip));
+	n = ZSTD_compress(z, sizeof(z), raw + cut, sizeof(raw) - cut, 1);
+	ck_assert(!ZSTD_isError(n));
+	append_compressed(w, z, n);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+
+	r = perf_reader__open(path, NULL);
+	ck_assert_ptr_nonnull(r);
+	got = read_all(r, false);
+	ck_assert_msg(!perf_reader__damage(r), "damaged: %s", perf_reader__damage(r)->reason);
+	ck_assert_uint_eq(got.n, 40);
+	free(got.v);
+	perf_reader__close(r);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_bad_zstd)
 {
 	struct blob orig = slurp(path_in("z.data"));
@@ -1529,6 +1589,7 @@ Suite *perf_reader_suite(void)
 	tcase_add_test(tc, test_perf_plain);
 	tcase_add_test(tc, test_perf_compressed);
 	tcase_add_test(tc, test_long_frame_after_whole_one);
+	tcase_add_test(tc, test_skippable_and_cut_frames);
 	tcase_add_test(tc, test_perf_dwarf);
 	tcase_add_test(tc, test_perf_dwarf_stacks);
 	tcase_add_test(tc, test_perf_system_wide);

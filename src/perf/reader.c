@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+/* zstd's buffer-less decoding API (exported by libzstd.so, declared only with this) */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "lib/cleanup.h"
@@ -38,14 +40,18 @@
  * a block lives while any record in it is queued or held (perf_reader__hold). A record cut by
  * the end of a block is carried (copied) to the start of the next: at most one per block. */
 #define BLOCK_CAP ((size_t)2 << 20)
-/* A new block is started when less than this is left: a record is at most 64 KiB. */
+/* A new block is started when less than this and a zstd block are left: a record is at most
+ * 64 KiB. */
 #define BLOCK_MIN_ROOM ((size_t)65536)
+/* The largest zstd window decoded (zstd's and perf's default limit, ZSTD_WINDOWLOG_LIMIT_DEFAULT). */
+#define ZSTD_WINDOW_MAX ((uint64_t)1 << 27)
 /* Free blocks kept for reuse (fresh memory costs a page fault per page). */
 #define BLOCK_CACHE 8
 
 struct perf_reader_ref {
 	struct perf_reader *r;
 	size_t refs;            /* the walk's, queued records', held records' */
+	size_t cap;             /* bytes of data */
 	bool small;             /* one misaligned record's copy: freed, not cached */
 	_Alignas(8) uint8_t data[]; /* records are 8-byte aligned */
 };
@@ -92,6 +98,7 @@ struct perf_reader {
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
 	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
+	size_t block_cap;       /* of new blocks: BLOCK_CAP, or more for a larger zstd window */
 	size_t nr_free_blocks;
 	size_t nr_live_blocks;  /* blocks handed out and not yet back */
 
@@ -907,7 +914,7 @@ void perf_reader__free(struct perf_reader *r)
 	free(r->attrs);
 	free(r->ids);
 	free(r->id_index);
-	ZSTD_freeDStream(r->ds);
+	ZSTD_freeDCtx(r->ds);
 	while (r->nr_free_blocks)
 		free(r->free_blocks[--r->nr_free_blocks]);
 	free(r);
@@ -937,7 +944,14 @@ struct walk {
 	struct perf_reader_stats *stats;
 	struct perf_reader_ref *blk; /* decompressed bytes not yet delivered: data[head, len) */
 	size_t head, len;
-	ZSTD_DStream *ds;
+	struct perf_reader_ref *prev; /* the block before blk, zstd's history while held */
+	ZSTD_DCtx *ds;
+	size_t need;        /* bytes of the next unit zstd takes (0: a frame starts) */
+	uint8_t *stage;     /* a unit cut between payloads, gathered */
+	size_t staged;
+	uint8_t fhdr[ZSTD_FRAMEHEADERSIZE_MAX]; /* the frame header being read */
+	size_t nr_fhdr;
+	bool skipping;      /* inside a skippable frame's content */
 	/* ordered mode: a min-heap on (time, seq) */
 	struct qent *heap;
 	size_t nr_heap, cap_heap;
@@ -955,10 +969,17 @@ static struct perf_reader_ref *block_new(struct perf_reader *r)
 {
 	struct perf_reader_ref *b;
 
-	if (r->nr_free_blocks)
+	if (!r->block_cap)
+		r->block_cap = BLOCK_CAP;
+	while (r->nr_free_blocks && r->free_blocks[r->nr_free_blocks - 1]->cap < r->block_cap)
+		free(r->free_blocks[--r->nr_free_blocks]); /* from before a larger window */
+	if (r->nr_free_blocks) {
 		b = r->free_blocks[--r->nr_free_blocks];
-	else if (!(b = malloc(sizeof(*b) + BLOCK_CAP)))
-		return NULL;
+	} else {
+		if (!(b = malloc(sizeof(*b) + r->block_cap)))
+			return NULL;
+		b->cap = r->block_cap;
+	}
 	b->r = r;
 	b->refs = 1;
 	b->small = false;
@@ -976,6 +997,7 @@ static struct perf_reader_ref *block_copy(struct perf_reader *r, const void *rec
 	b->r = r;
 	b->refs = 1;
 	b->small = true;
+	b->cap = size;
 	memcpy(b->data, rec, size);
 	r->nr_live_blocks++;
 	return b;
@@ -989,7 +1011,7 @@ static void block_put(struct perf_reader_ref *b)
 		return;
 	r = b->r;
 	r->nr_live_blocks--;
-	if (!b->small && r->nr_free_blocks < BLOCK_CACHE)
+	if (!b->small && b->cap >= r->block_cap && r->nr_free_blocks < BLOCK_CACHE)
 		r->free_blocks[r->nr_free_blocks++] = b;
 	else
 		free(b);
@@ -1066,66 +1088,150 @@ static int drain_pending(struct walk *w, uint64_t off)
 	return 0;
 }
 
-/* Room for fresh output in the current block: a new block when less than BLOCK_MIN_ROOM is left,
- * the partial record at the end of the old one carried over. */
+/* Room for fresh output in the current block: a new block when less than a zstd block and a
+ * record are left, the partial record at the end of the old one carried over. The old block stays
+ * held as zstd's history (see decompress) until the next switch. */
 static int block_room(struct walk *w)
 {
+	struct perf_reader *r = w->r;
 	struct perf_reader_ref *b;
 
-	if (w->blk && BLOCK_CAP - w->len >= BLOCK_MIN_ROOM)
+	if (w->blk && w->blk->cap - w->len >= BLOCK_MIN_ROOM + ZSTD_BLOCKSIZE_MAX)
 		return 0;
-	b = block_new(w->r);
+	b = block_new(r);
 	if (!b)
 		return -ENOMEM;
 	if (w->blk) {
 		memcpy(b->data, w->blk->data + w->head, w->len - w->head);
 		w->len -= w->head;
 		w->head = 0;
-		block_put(w->blk);
+		block_put(w->prev);
+		w->prev = w->blk;
 	}
 	w->blk = b;
 	return 0;
 }
 
+static int zstd_damage(struct walk *w, uint64_t off, size_t err)
+{
+	snprintf(w->r->reason_buf, sizeof(w->r->reason_buf), "zstd: %s", ZSTD_getErrorName(err));
+	data_damage(w->r, off, w->r->reason_buf);
+	return STOP;
+}
+
+/* A frame header is whole (its bytes in w->fhdr): blocks from now on hold at least its window
+ * beside the room for one zstd block and one carried record. */
+static int frame_started(struct walk *w, uint64_t off)
+{
+	struct perf_reader *r = w->r;
+	ZSTD_frameHeader fh;
+	size_t e = ZSTD_getFrameHeader(&fh, w->fhdr, w->nr_fhdr), cap;
+
+	if (ZSTD_isError(e))
+		return zstd_damage(w, off, e);
+	if (e || fh.frameType == ZSTD_skippableFrame)
+		return 0;
+	if (fh.windowSize > ZSTD_WINDOW_MAX) {
+		data_damage(r, off, "zstd: frame window larger than 128 MiB");
+		return STOP;
+	}
+	cap = fh.windowSize + BLOCK_MIN_ROOM + 2 * ZSTD_BLOCKSIZE_MAX;
+	if (cap > r->block_cap)
+		r->block_cap = (cap + 65535) & ~(size_t)65535;
+	/* the frames before are not its history */
+	block_put(w->prev);
+	w->prev = NULL;
+	return 0;
+}
+
+/* The next unit zstd asks for is whole (at src): decode it into the current block. */
+static int decode_unit(struct walk *w, const uint8_t *src, size_t n, uint64_t off)
+{
+	ZSTD_nextInputType_e type = ZSTD_nextInputType(w->ds);
+	size_t ret;
+
+	if (type == ZSTDnit_frameHeader && n <= sizeof(w->fhdr) - w->nr_fhdr) {
+		memcpy(w->fhdr + w->nr_fhdr, src, n);
+		w->nr_fhdr += n;
+	}
+	if (type == ZSTDnit_block && block_room(w) < 0)
+		return fail(w, -ENOMEM);
+	ret = ZSTD_decompressContinue(w->ds, w->blk->data + w->len, w->blk->cap - w->len, src, n);
+	if (ZSTD_isError(ret))
+		return zstd_damage(w, off, ret);
+	w->len += ret;
+	if (type == ZSTDnit_frameHeader && ZSTD_nextInputType(w->ds) != ZSTDnit_frameHeader &&
+	    frame_started(w, off))
+		return STOP;
+	/* after a skippable frame's size: its content */
+	w->skipping = type == ZSTDnit_skippableFrame;
+	return ret ? drain_pending(w, off) : 0;
+}
+
+/*
+ * COMPRESSED payloads in file order form one zstd stream of frames, as perf reads them. zstd's
+ * buffer-less API decodes each unit (frame header, block header, block) straight into the blocks
+ * that records are delivered from: no copy through a window of zstd's own. Its history is the
+ * current block's output and the previous block's (zstd keeps two segments), so a block holds a
+ * whole window (see frame_started). A unit cut between two payloads is gathered in w->stage.
+ */
 static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t off)
 {
-	ZSTD_inBuffer in = { payload, n, 0 };
-	bool full;
+	size_t pos = 0;
 
 	if (!w->ds) {
 		struct perf_reader *r = w->r;
 
 		if (!r->ds)
-			r->ds = ZSTD_createDStream();
-		if (!r->ds)
+			r->ds = ZSTD_createDCtx();
+		if (!r->ds || (!w->stage && !(w->stage = malloc(ZSTD_BLOCKSIZE_MAX))))
 			return fail(w, -ENOMEM);
-		/* One stream for the whole walk, as perf: fresh at its start. */
-		ZSTD_DCtx_reset(r->ds, ZSTD_reset_session_only);
 		w->ds = r->ds;
-	}
-	do {
-		ZSTD_outBuffer out;
-		size_t ret;
-
-		/* A frame that ends is followed by a new one in the same stream: zstd starts it
-		 * on its own. */
-		if (block_room(w) < 0)
+		w->need = 0;
+		if (!w->blk && block_room(w) < 0)
 			return fail(w, -ENOMEM);
-		out.dst = w->blk->data + w->len;
-		out.size = BLOCK_CAP - w->len;
-		out.pos = 0;
-		ret = ZSTD_decompressStream(w->ds, &out, &in);
-		if (ZSTD_isError(ret)) {
-			snprintf(w->r->reason_buf, sizeof(w->r->reason_buf), "zstd: %s",
-				 ZSTD_getErrorName(ret));
-			data_damage(w->r, off, w->r->reason_buf);
+	}
+	while (pos < n) {
+		const uint8_t *src = payload + pos;
+		size_t take;
+
+		if (!w->need) {
+			/* A frame that ends is followed by a new one in the same stream. */
+			ZSTD_decompressBegin(w->ds);
+			w->need = ZSTD_nextSrcSizeToDecompress(w->ds);
+			w->nr_fhdr = 0;
+		}
+		if (w->skipping) {
+			/* skippable content (any size): passed over, not gathered; the next frame
+			 * starts afresh */
+			take = n - pos < w->need ? n - pos : w->need;
+			pos += take;
+			w->need -= take;
+			w->skipping = w->need > 0;
+			continue;
+		}
+		if (w->need > ZSTD_BLOCKSIZE_MAX) {
+			data_damage(w->r, off, "zstd: block larger than 128 KiB");
 			return STOP;
 		}
-		w->len += out.pos;
-		full = out.pos == out.size;
-		if (drain_pending(w, off))
+		if (!w->staged && n - pos >= w->need) {
+			take = w->need;
+		} else {
+			take = w->need - w->staged < n - pos ? w->need - w->staged : n - pos;
+			memcpy(w->stage + w->staged, src, take);
+			w->staged += take;
+			pos += take;
+			if (w->staged < w->need)
+				break;
+			src = w->stage;
+			take = 0;
+		}
+		pos += take;
+		if (decode_unit(w, src, w->need, off))
 			return STOP;
-	} while (in.pos < in.size || full);
+		w->staged = 0;
+		w->need = ZSTD_nextSrcSizeToDecompress(w->ds);
+	}
 	return 0;
 }
 
@@ -1182,6 +1288,8 @@ static void walk_fini(struct walk *w)
 		block_put(w->heap[w->nr_heap].rec.ref);
 	free(w->heap);
 	block_put(w->blk);
+	block_put(w->prev);
+	free(w->stage);
 }
 
 static int sink_direct(struct walk *w, const struct perf_reader_record *rec)
