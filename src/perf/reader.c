@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +53,7 @@
 
 struct perf_reader_ref {
 	struct perf_reader *r;
-	size_t refs;            /* the walk's, queued records', held records' */
+	atomic_size_t refs;     /* the walk's, queued records', held records' */
 	size_t cap;             /* bytes of data */
 	bool small;             /* one misaligned record's copy: freed, not cached */
 	_Alignas(8) uint8_t data[]; /* records are 8-byte aligned */
@@ -97,10 +100,11 @@ struct perf_reader {
 
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
+	pthread_mutex_t block_lock; /* the free blocks and block_cap */
 	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
 	size_t block_cap;       /* of new blocks: BLOCK_CAP, or more for a larger zstd window */
 	size_t nr_free_blocks;
-	size_t nr_live_blocks;  /* blocks handed out and not yet back */
+	bool decode_thread;     /* decode COMPRESSED records on a thread of their own */
 
 	/* Everything the features allocated, freed at close. */
 	void **allocs;
@@ -711,6 +715,7 @@ struct perf_reader *perf_reader__new(const struct perf_reader_opts *opts)
 
 	if (!r)
 		return NULL;
+	pthread_mutex_init(&r->block_lock, NULL);
 	r->ordered_max_bytes = opts && opts->ordered_max_bytes ? opts->ordered_max_bytes :
 								  ORDERED_MAX_BYTES;
 	return r;
@@ -894,6 +899,11 @@ const struct perf_reader_stats *perf_reader__walk_stats(const struct perf_reader
 	return &r->walk_stats;
 }
 
+void perf_reader__set_decode_thread(struct perf_reader *r, bool on)
+{
+	r->decode_thread = on;
+}
+
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
 {
 	return r->nr_unordered;
@@ -915,6 +925,7 @@ void perf_reader__free(struct perf_reader *r)
 	free(r->ids);
 	free(r->id_index);
 	ZSTD_freeDCtx(r->ds);
+	pthread_mutex_destroy(&r->block_lock);
 	while (r->nr_free_blocks)
 		free(r->free_blocks[--r->nr_free_blocks]);
 	free(r);
@@ -925,6 +936,10 @@ void perf_reader__free(struct perf_reader *r)
 /* Internal walk functions return 0 to go on or STOP; why they stopped (the callback's value,
  * -ENOMEM, or 0 for damage, which is recorded in the reader) is in walk.result. */
 #define STOP 1
+/* With a decoding thread: items queued between it and the delivering thread, and how many
+ * blocks it may fill ahead of the one being delivered. */
+#define PIPE_ITEMS 256
+#define PIPE_AHEAD_BLOCKS 3
 
 struct walk;
 /* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */
@@ -935,16 +950,27 @@ struct qent {
 	struct perf_reader_record rec; /* holds a reference to rec.ref */
 };
 
-struct walk {
-	struct perf_reader *r;
-	sink_fn sink;
-	perf_reader_fn fn;
-	void *ctx;
-	int result;
-	struct perf_reader_stats *stats;
-	struct perf_reader_ref *blk; /* decompressed bytes not yet delivered: data[head, len) */
-	size_t head, len;
-	struct perf_reader_ref *prev; /* the block before blk, zstd's history while held */
+/* What the decoding side hands the delivering side, in file order. */
+enum item_kind {
+	IT_PLAIN,       /* the record at off, in the mapping */
+	IT_CONTAINER,   /* the COMPRESSED record at off (counted only) */
+	IT_SEGMENT,     /* bytes [start, end) of blk, decoded from the COMPRESSED record at off */
+	IT_DAMAGE,      /* zstd failed on the COMPRESSED record at off: reason */
+	IT_ERROR,       /* err (-ENOMEM) */
+	IT_END,         /* no more; off: the last COMPRESSED record */
+};
+
+struct item {
+	enum item_kind kind;
+	int err;
+	uint64_t off;
+	struct perf_reader_ref *blk; /* IT_SEGMENT: a reference of the item's own */
+	size_t start, end;
+	char reason[96];
+};
+
+/* The decoding side: the file's records in order, COMPRESSED payloads decoded into blocks. */
+struct decoder {
 	ZSTD_DCtx *ds;
 	size_t need;        /* bytes of the next unit zstd takes (0: a frame starts) */
 	uint8_t *stage;     /* a unit cut between payloads, gathered */
@@ -952,6 +978,38 @@ struct walk {
 	uint8_t fhdr[ZSTD_FRAMEHEADERSIZE_MAX]; /* the frame header being read */
 	size_t nr_fhdr;
 	bool skipping;      /* inside a skippable frame's content */
+	struct perf_reader_ref *blk, *prev; /* output block; the one before, zstd's history */
+	size_t len, seg;    /* bytes in blk; where the segment not yet handed on starts */
+	uint64_t off;       /* the COMPRESSED record being decoded */
+	struct perf_reader_ref *last_pushed; /* block of the last segment (for the pipe's limit) */
+};
+
+/* The pipe between a decoding thread and the delivering (calling) thread. */
+struct pipe {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;        /* either side waits on it; both signal it */
+	struct item *ring;
+	size_t head, tail;          /* counts: items popped, pushed */
+	uint64_t blocks_pushed, blocks_seen;
+	bool stop;                  /* the delivering side stopped: the decoder ends */
+};
+
+struct walk {
+	struct perf_reader *r;
+	sink_fn sink;
+	perf_reader_fn fn;
+	void *ctx;
+	int result;
+	struct perf_reader_stats *stats;
+	struct decoder dec;
+	struct pipe *pipe;  /* NULL: the decoder delivers as it goes, on the calling thread */
+	/* delivering side: decompressed bytes not yet delivered are data[head, end) of blk; a
+	 * record cut by the end of a block is gathered in carry */
+	struct perf_reader_ref *blk;
+	size_t head, end;
+	uint8_t *carry;
+	size_t nr_carry;
 	/* ordered mode: a min-heap on (time, seq) */
 	struct qent *heap;
 	size_t nr_heap, cap_heap;
@@ -965,25 +1023,30 @@ static int fail(struct walk *w, int err)
 	return STOP;
 }
 
+/* Blocks are made by the decoding side and released by both: refs are atomic, the cache of free
+ * blocks and block_cap are under block_lock. */
 static struct perf_reader_ref *block_new(struct perf_reader *r)
 {
-	struct perf_reader_ref *b;
+	struct perf_reader_ref *b = NULL;
+	size_t cap;
 
+	pthread_mutex_lock(&r->block_lock);
 	if (!r->block_cap)
 		r->block_cap = BLOCK_CAP;
-	while (r->nr_free_blocks && r->free_blocks[r->nr_free_blocks - 1]->cap < r->block_cap)
+	cap = r->block_cap;
+	while (r->nr_free_blocks && r->free_blocks[r->nr_free_blocks - 1]->cap < cap)
 		free(r->free_blocks[--r->nr_free_blocks]); /* from before a larger window */
-	if (r->nr_free_blocks) {
+	if (r->nr_free_blocks)
 		b = r->free_blocks[--r->nr_free_blocks];
-	} else {
-		if (!(b = malloc(sizeof(*b) + r->block_cap)))
+	pthread_mutex_unlock(&r->block_lock);
+	if (!b) {
+		if (!(b = malloc(sizeof(*b) + cap)))
 			return NULL;
-		b->cap = r->block_cap;
+		b->cap = cap;
 	}
 	b->r = r;
-	b->refs = 1;
+	atomic_init(&b->refs, 1);
 	b->small = false;
-	r->nr_live_blocks++;
 	return b;
 }
 
@@ -995,11 +1058,10 @@ static struct perf_reader_ref *block_copy(struct perf_reader *r, const void *rec
 	if (!b)
 		return NULL;
 	b->r = r;
-	b->refs = 1;
+	atomic_init(&b->refs, 1);
 	b->small = true;
 	b->cap = size;
 	memcpy(b->data, rec, size);
-	r->nr_live_blocks++;
 	return b;
 }
 
@@ -1007,14 +1069,18 @@ static void block_put(struct perf_reader_ref *b)
 {
 	struct perf_reader *r;
 
-	if (!b || --b->refs)
+	if (!b || atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	r = b->r;
-	r->nr_live_blocks--;
-	if (!b->small && b->cap >= r->block_cap && r->nr_free_blocks < BLOCK_CACHE)
-		r->free_blocks[r->nr_free_blocks++] = b;
-	else
-		free(b);
+	if (!b->small) {
+		pthread_mutex_lock(&r->block_lock);
+		if (b->cap >= r->block_cap && r->nr_free_blocks < BLOCK_CACHE) {
+			r->free_blocks[r->nr_free_blocks++] = b;
+			b = NULL;
+		}
+		pthread_mutex_unlock(&r->block_lock);
+	}
+	free(b);
 }
 
 struct perf_reader_ref *perf_reader__hold(const struct perf_reader_record *rec)
@@ -1022,7 +1088,7 @@ struct perf_reader_ref *perf_reader__hold(const struct perf_reader_record *rec)
 	struct perf_reader_ref *b = rec->ref;
 
 	if (b)
-		b->refs++;
+		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
 	return b;
 }
 
@@ -1031,8 +1097,8 @@ void perf_reader__release(struct perf_reader_ref *ref)
 	block_put(ref);
 }
 
-/* Decompressed records are counted here; plain ones (COMPRESSED containers among them) were
- * counted by walk_records. */
+/* Decompressed records are counted here; plain ones (COMPRESSED containers among them) by
+ * count_plain. */
 static void count_record(struct perf_reader_stats *s, const struct perf_event_header *h,
 			 bool compressed)
 {
@@ -1048,6 +1114,17 @@ static void count_record(struct perf_reader_stats *s, const struct perf_event_he
 		s->total_lost += rd64((const uint8_t *)(h + 1) + 8);
 	else if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= sizeof(*h) + 8)
 		s->total_lost_samples += rd64(h + 1);
+}
+
+static void count_plain(struct perf_reader_stats *s, uint32_t type)
+{
+	if (!s)
+		return;
+	s->total++;
+	if (type < PERF_RECORD_HEADER_MAX)
+		s->nr_by_type[type]++;
+	else
+		s->nr_other++;
 }
 
 static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t off,
@@ -1069,17 +1146,63 @@ static int deliver(struct walk *w, const struct perf_event_header *h, uint64_t o
 	return w->sink(w, &rec);
 }
 
-/* Hand on the complete records at the start of the pending buffer. */
+/* ---- delivering side ---- */
+
+static bool bad_size(uint16_t size)
+{
+	return size < sizeof(struct perf_event_header) || size % 8;
+}
+
+/* Bytes of the current block towards the record in carry; delivers it once whole. */
+static int fill_carry(struct walk *w, uint64_t off)
+{
+	struct perf_event_header h;
+	struct perf_reader_ref *b;
+	size_t want, take;
+	int stop;
+
+	for (;;) {
+		want = sizeof(h);
+		if (w->nr_carry >= sizeof(h)) {
+			memcpy(&h, w->carry, sizeof(h));
+			if (bad_size(h.size)) {
+				data_damage(w->r, off, "bad record size inside compressed data");
+				return STOP;
+			}
+			want = h.size;
+			if (w->nr_carry == want)
+				break;
+		}
+		take = want - w->nr_carry < w->end - w->head ? want - w->nr_carry : w->end - w->head;
+		if (!take)
+			return 0; /* the rest comes with the next segment */
+		memcpy(w->carry + w->nr_carry, w->blk->data + w->head, take);
+		w->nr_carry += take;
+		w->head += take;
+	}
+	w->nr_carry = 0;
+	b = block_copy(w->r, w->carry, want);
+	if (!b)
+		return fail(w, -ENOMEM);
+	stop = deliver(w, (const void *)b->data, off, true, b);
+	block_put(b);
+	return stop;
+}
+
+/* Hand on the complete records in the current block; a record that the block's end cuts
+ * waits in carry (the rest comes in the next block). */
 static int drain_pending(struct walk *w, uint64_t off)
 {
-	while (w->len - w->head >= sizeof(struct perf_event_header)) {
+	if (w->nr_carry && fill_carry(w, off))
+		return STOP;
+	while (w->end - w->head >= sizeof(struct perf_event_header)) {
 		const struct perf_event_header *h = (const void *)(w->blk->data + w->head);
 
-		if (h->size < sizeof(*h) || h->size % 8) {
+		if (bad_size(h->size)) {
 			data_damage(w->r, off, "bad record size inside compressed data");
 			return STOP;
 		}
-		if (h->size > w->len - w->head)
+		if (h->size > w->end - w->head)
 			break;
 		if (deliver(w, h, off, true, w->blk))
 			return STOP;
@@ -1088,84 +1211,212 @@ static int drain_pending(struct walk *w, uint64_t off)
 	return 0;
 }
 
-/* Room for fresh output in the current block: a new block when less than a zstd block and a
- * record are left, the partial record at the end of the old one carried over. The old block stays
- * held as zstd's history (see decompress) until the next switch. */
-static int block_room(struct walk *w)
+/* Decoded bytes [start, end) of it->blk: more of the current block, or the next block. */
+static int take_segment(struct walk *w, struct item *it)
 {
-	struct perf_reader *r = w->r;
-	struct perf_reader_ref *b;
+	if (it->blk != w->blk) {
+		size_t left = w->end - w->head;
 
-	if (w->blk && w->blk->cap - w->len >= BLOCK_MIN_ROOM + ZSTD_BLOCKSIZE_MAX)
-		return 0;
-	b = block_new(r);
-	if (!b)
-		return -ENOMEM;
-	if (w->blk) {
-		memcpy(b->data, w->blk->data + w->head, w->len - w->head);
-		w->len -= w->head;
-		w->head = 0;
-		block_put(w->prev);
-		w->prev = w->blk;
+		if (left) { /* a record cut by the block's end: gathered */
+			if (!w->carry && !(w->carry = malloc(65536)))
+				return fail(w, -ENOMEM);
+			memcpy(w->carry + w->nr_carry, w->blk->data + w->head, left);
+			w->nr_carry += left;
+		}
+		block_put(w->blk);
+		w->blk = it->blk;
+		w->head = it->start;
+		if (w->pipe) {
+			pthread_mutex_lock(&w->pipe->lock);
+			w->pipe->blocks_seen++;
+			pthread_cond_broadcast(&w->pipe->cond);
+			pthread_mutex_unlock(&w->pipe->lock);
+		}
+	} else {
+		block_put(it->blk); /* the walk holds the block already */
 	}
-	w->blk = b;
-	return 0;
+	it->blk = NULL;
+	w->end = it->end;
+	return drain_pending(w, it->off);
 }
 
-static int zstd_damage(struct walk *w, uint64_t off, size_t err)
+/* One item from the decoding side; STOP ends the walk (w->result says why). */
+static int consume(struct walk *w, struct item *it)
 {
-	snprintf(w->r->reason_buf, sizeof(w->r->reason_buf), "zstd: %s", ZSTD_getErrorName(err));
-	data_damage(w->r, off, w->r->reason_buf);
+	struct perf_reader *r = w->r;
+	const struct perf_event_header *h = (const void *)(r->map + it->off);
+	uint16_t size;
+
+	switch (it->kind) {
+	case IT_CONTAINER:
+		count_plain(w->stats, PERF_RECORD_COMPRESSED);
+		return 0;
+	case IT_PLAIN:
+		memcpy(&size, r->map + it->off + 6, 2);
+		count_plain(w->stats, rd32(r->map + it->off));
+		if (it->off % 8) {
+			/* Only after an odd-sized COMPRESSED record: callers get aligned records. */
+			struct perf_reader_ref *b = block_copy(r, h, size);
+			int stop;
+
+			if (!b)
+				return fail(w, -ENOMEM);
+			stop = deliver(w, (const void *)b->data, it->off, false, b);
+			block_put(b);
+			return stop;
+		}
+		return deliver(w, h, it->off, false, NULL);
+	case IT_SEGMENT:
+		return take_segment(w, it);
+	case IT_DAMAGE:
+		snprintf(r->reason_buf, sizeof(r->reason_buf), "%s", it->reason);
+		data_damage(r, it->off, r->reason_buf);
+		return STOP;
+	case IT_ERROR:
+		return fail(w, it->err);
+	case IT_END:
+		if ((w->nr_carry || w->end > w->head) && !r->has_data_damage)
+			data_damage(r, it->off, "compressed data ends inside a record");
+		return STOP;
+	}
 	return STOP;
 }
 
-/* A frame header is whole (its bytes in w->fhdr): blocks from now on hold at least its window
- * beside the room for one zstd block and one carried record. */
-static int frame_started(struct walk *w, uint64_t off)
-{
-	struct perf_reader *r = w->r;
-	ZSTD_frameHeader fh;
-	size_t e = ZSTD_getFrameHeader(&fh, w->fhdr, w->nr_fhdr), cap;
+/* ---- decoding side ---- */
 
-	if (ZSTD_isError(e))
-		return zstd_damage(w, off, e);
-	if (e || fh.frameType == ZSTD_skippableFrame)
-		return 0;
-	if (fh.windowSize > ZSTD_WINDOW_MAX) {
-		data_damage(r, off, "zstd: frame window larger than 128 MiB");
+/* Hand an item on: delivered now, or queued for the delivering thread (waiting while the queue
+ * is full or the decoder is PIPE_AHEAD_BLOCKS ahead). STOP when the walk is to end. */
+static int push(struct walk *w, struct item *it)
+{
+	struct pipe *p = w->pipe;
+	bool fresh = it->kind == IT_SEGMENT && it->blk != w->dec.last_pushed;
+
+	if (it->kind == IT_SEGMENT)
+		w->dec.last_pushed = it->blk;
+	if (!p) {
+		int stop = consume(w, it);
+
+		block_put(it->blk);
+		return stop;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && (p->tail - p->head == PIPE_ITEMS ||
+			    (fresh && p->blocks_pushed - p->blocks_seen >= PIPE_AHEAD_BLOCKS)))
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->stop) {
+		pthread_mutex_unlock(&p->lock);
+		block_put(it->blk);
 		return STOP;
 	}
+	p->blocks_pushed += fresh;
+	p->ring[p->tail++ % PIPE_ITEMS] = *it;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+/* The decoded bytes not yet handed on, as a segment of their own (with a reference). */
+static int push_segment(struct walk *w)
+{
+	struct decoder *d = &w->dec;
+	struct item it = { .kind = IT_SEGMENT, .off = d->off, .blk = d->blk, .start = d->seg,
+			   .end = d->len };
+
+	if (!d->blk || d->len == d->seg)
+		return 0;
+	atomic_fetch_add_explicit(&d->blk->refs, 1, memory_order_relaxed);
+	d->seg = d->len;
+	return push(w, &it);
+}
+
+static int push_error(struct walk *w, int err)
+{
+	struct item it = { .kind = IT_ERROR, .err = err };
+
+	push(w, &it);
+	return STOP;
+}
+
+static int zstd_damage(struct walk *w, const char *reason)
+{
+	struct item it = { .kind = IT_DAMAGE, .off = w->dec.off };
+
+	snprintf(it.reason, sizeof(it.reason), "zstd: %s", reason);
+	if (push_segment(w) == 0)
+		push(w, &it);
+	return STOP;
+}
+
+/* Room for a zstd block in the current block, else a fresh block; the old one stays held as
+ * zstd's history (see decompress) until the next switch. */
+static int block_room(struct walk *w)
+{
+	struct decoder *d = &w->dec;
+	struct perf_reader_ref *b;
+
+	if (d->blk && d->blk->cap - d->len >= ZSTD_BLOCKSIZE_MAX)
+		return 0;
+	if (push_segment(w))
+		return STOP;
+	b = block_new(w->r);
+	if (!b)
+		return push_error(w, -ENOMEM);
+	block_put(d->prev);
+	d->prev = d->blk;
+	d->blk = b;
+	d->len = d->seg = 0;
+	return 0;
+}
+
+/* A frame header is whole (its bytes in d->fhdr): blocks from now on hold at least its window
+ * beside the room for two zstd blocks. */
+static int frame_started(struct walk *w)
+{
+	struct perf_reader *r = w->r;
+	struct decoder *d = &w->dec;
+	ZSTD_frameHeader fh;
+	size_t e = ZSTD_getFrameHeader(&fh, d->fhdr, d->nr_fhdr), cap;
+
+	if (ZSTD_isError(e))
+		return zstd_damage(w, ZSTD_getErrorName(e));
+	if (e || fh.frameType == ZSTD_skippableFrame)
+		return 0;
+	if (fh.windowSize > ZSTD_WINDOW_MAX)
+		return zstd_damage(w, "frame window larger than 128 MiB");
 	cap = fh.windowSize + BLOCK_MIN_ROOM + 2 * ZSTD_BLOCKSIZE_MAX;
+	pthread_mutex_lock(&r->block_lock);
 	if (cap > r->block_cap)
 		r->block_cap = (cap + 65535) & ~(size_t)65535;
+	pthread_mutex_unlock(&r->block_lock);
 	/* the frames before are not its history */
-	block_put(w->prev);
-	w->prev = NULL;
+	block_put(d->prev);
+	d->prev = NULL;
 	return 0;
 }
 
 /* The next unit zstd asks for is whole (at src): decode it into the current block. */
-static int decode_unit(struct walk *w, const uint8_t *src, size_t n, uint64_t off)
+static int decode_unit(struct walk *w, const uint8_t *src, size_t n)
 {
-	ZSTD_nextInputType_e type = ZSTD_nextInputType(w->ds);
+	struct decoder *d = &w->dec;
+	ZSTD_nextInputType_e type = ZSTD_nextInputType(d->ds);
 	size_t ret;
 
-	if (type == ZSTDnit_frameHeader && n <= sizeof(w->fhdr) - w->nr_fhdr) {
-		memcpy(w->fhdr + w->nr_fhdr, src, n);
-		w->nr_fhdr += n;
+	if (type == ZSTDnit_frameHeader && n <= sizeof(d->fhdr) - d->nr_fhdr) {
+		memcpy(d->fhdr + d->nr_fhdr, src, n);
+		d->nr_fhdr += n;
 	}
-	if (type == ZSTDnit_block && block_room(w) < 0)
-		return fail(w, -ENOMEM);
-	ret = ZSTD_decompressContinue(w->ds, w->blk->data + w->len, w->blk->cap - w->len, src, n);
+	if ((type == ZSTDnit_block || type == ZSTDnit_lastBlock || !d->blk) && block_room(w))
+		return STOP;
+	ret = ZSTD_decompressContinue(d->ds, d->blk->data + d->len, d->blk->cap - d->len, src, n);
 	if (ZSTD_isError(ret))
-		return zstd_damage(w, off, ret);
-	w->len += ret;
-	if (type == ZSTDnit_frameHeader && ZSTD_nextInputType(w->ds) != ZSTDnit_frameHeader &&
-	    frame_started(w, off))
+		return zstd_damage(w, ZSTD_getErrorName(ret));
+	d->len += ret;
+	if (type == ZSTDnit_frameHeader && ZSTD_nextInputType(d->ds) != ZSTDnit_frameHeader &&
+	    frame_started(w))
 		return STOP;
 	/* after a skippable frame's size: its content */
-	w->skipping = type == ZSTDnit_skippableFrame;
-	return ret ? drain_pending(w, off) : 0;
+	d->skipping = type == ZSTDnit_skippableFrame;
+	return 0;
 }
 
 /*
@@ -1173,113 +1424,162 @@ static int decode_unit(struct walk *w, const uint8_t *src, size_t n, uint64_t of
  * buffer-less API decodes each unit (frame header, block header, block) straight into the blocks
  * that records are delivered from: no copy through a window of zstd's own. Its history is the
  * current block's output and the previous block's (zstd keeps two segments), so a block holds a
- * whole window (see frame_started). A unit cut between two payloads is gathered in w->stage.
+ * whole window (see frame_started). A unit cut between two payloads is gathered in d->stage.
  */
 static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t off)
 {
+	struct decoder *d = &w->dec;
 	size_t pos = 0;
 
-	if (!w->ds) {
+	d->off = off;
+	if (!d->ds) {
 		struct perf_reader *r = w->r;
 
 		if (!r->ds)
 			r->ds = ZSTD_createDCtx();
-		if (!r->ds || (!w->stage && !(w->stage = malloc(ZSTD_BLOCKSIZE_MAX))))
-			return fail(w, -ENOMEM);
-		w->ds = r->ds;
-		w->need = 0;
-		if (!w->blk && block_room(w) < 0)
-			return fail(w, -ENOMEM);
+		if (!r->ds || !(d->stage = malloc(ZSTD_BLOCKSIZE_MAX)))
+			return push_error(w, -ENOMEM);
+		d->ds = r->ds;
+		d->need = 0;
 	}
 	while (pos < n) {
 		const uint8_t *src = payload + pos;
 		size_t take;
 
-		if (!w->need) {
+		if (!d->need) {
 			/* A frame that ends is followed by a new one in the same stream. */
-			ZSTD_decompressBegin(w->ds);
-			w->need = ZSTD_nextSrcSizeToDecompress(w->ds);
-			w->nr_fhdr = 0;
+			ZSTD_decompressBegin(d->ds);
+			d->need = ZSTD_nextSrcSizeToDecompress(d->ds);
+			d->nr_fhdr = 0;
 		}
-		if (w->skipping) {
+		if (d->skipping) {
 			/* skippable content (any size): passed over, not gathered; the next frame
 			 * starts afresh */
-			take = n - pos < w->need ? n - pos : w->need;
+			take = n - pos < d->need ? n - pos : d->need;
 			pos += take;
-			w->need -= take;
-			w->skipping = w->need > 0;
+			d->need -= take;
+			d->skipping = d->need > 0;
 			continue;
 		}
-		if (w->need > ZSTD_BLOCKSIZE_MAX) {
-			data_damage(w->r, off, "zstd: block larger than 128 KiB");
-			return STOP;
-		}
-		if (!w->staged && n - pos >= w->need) {
-			take = w->need;
+		if (d->need > ZSTD_BLOCKSIZE_MAX)
+			return zstd_damage(w, "block larger than 128 KiB");
+		if (!d->staged && n - pos >= d->need) {
+			pos += d->need;
 		} else {
-			take = w->need - w->staged < n - pos ? w->need - w->staged : n - pos;
-			memcpy(w->stage + w->staged, src, take);
-			w->staged += take;
+			take = d->need - d->staged < n - pos ? d->need - d->staged : n - pos;
+			memcpy(d->stage + d->staged, src, take);
+			d->staged += take;
 			pos += take;
-			if (w->staged < w->need)
+			if (d->staged < d->need)
 				break;
-			src = w->stage;
-			take = 0;
+			src = d->stage;
 		}
-		pos += take;
-		if (decode_unit(w, src, w->need, off))
+		if (decode_unit(w, src, d->need))
 			return STOP;
-		w->staged = 0;
-		w->need = ZSTD_nextSrcSizeToDecompress(w->ds);
+		d->staged = 0;
+		d->need = ZSTD_nextSrcSizeToDecompress(d->ds);
 	}
-	return 0;
+	return push_segment(w);
 }
 
-static int walk_records(struct walk *w)
+/* The records of the file in order, COMPRESSED ones decoded; ends with IT_END (or a stop). */
+static int produce(struct walk *w)
 {
 	struct perf_reader *r = w->r;
 	uint64_t off = r->data_start, last_comp = 0;
 	bool seen_comp = false;
 
 	while (off < r->data_end) {
-		const struct perf_event_header *h = (const void *)(r->map + off);
+		struct item it = { .kind = IT_PLAIN, .off = off };
 		uint32_t type = rd32(r->map + off);
 		uint16_t size;
-		int stop;
 
 		/* scan_records() checked every header below data_end. */
 		memcpy(&size, r->map + off + 6, 2);
-		if (w->stats) {
-			w->stats->total++;
-			if (type < PERF_RECORD_HEADER_MAX)
-				w->stats->nr_by_type[type]++;
-			else
-				w->stats->nr_other++;
-		}
 		if (type == PERF_RECORD_COMPRESSED) {
 			if (!seen_comp && !perf_reader__has_feature(r, FEAT_COMPRESSED))
 				r->warnings |= PERF_READER_W_NO_COMP_FEATURE;
 			seen_comp = true;
 			last_comp = off;
-			stop = decompress(w, r->map + off + sizeof(*h), size - sizeof(*h), off);
-		} else if (off % 8) {
-			/* Only after an odd-sized COMPRESSED record: callers get aligned records. */
-			struct perf_reader_ref *b = block_copy(r, h, size);
-
-			if (!b)
-				return -ENOMEM;
-			stop = deliver(w, (const void *)b->data, off, false, b);
-			block_put(b);
-		} else {
-			stop = deliver(w, h, off, false, NULL);
+			it.kind = IT_CONTAINER;
+			if (push(w, &it) ||
+			    decompress(w, r->map + off + sizeof(struct perf_event_header),
+				       size - sizeof(struct perf_event_header), off))
+				return STOP;
+		} else if (push(w, &it)) {
+			return STOP;
 		}
-		if (stop)
-			return w->result;
 		off += size;
 	}
-	if (w->len > w->head && !r->has_data_damage)
-		data_damage(r, last_comp, "compressed data ends inside a record");
-	return 0;
+	return push(w, &(struct item){ .kind = IT_END, .off = last_comp });
+}
+
+static void *decode_thread(void *arg)
+{
+	produce(arg);
+	return NULL;
+}
+
+static void decoder_fini(struct decoder *d)
+{
+	block_put(d->blk);
+	block_put(d->prev);
+	free(d->stage);
+	memset(d, 0, sizeof(*d));
+}
+
+/* The delivering side of a threaded walk: items in order until one stops the walk; then the
+ * decoder is told to end, joined, and what it queued beyond is dropped. */
+static void consume_pipe(struct walk *w)
+{
+	struct pipe *p = w->pipe;
+	bool stop = false;
+
+	while (!stop) {
+		struct item it;
+
+		pthread_mutex_lock(&p->lock);
+		while (p->head == p->tail)
+			pthread_cond_wait(&p->cond, &p->lock);
+		it = p->ring[p->head++ % PIPE_ITEMS];
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		stop = consume(w, &it) == STOP;
+		block_put(it.blk);
+	}
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	while (p->head != p->tail)
+		block_put(p->ring[p->head++ % PIPE_ITEMS].blk);
+}
+
+/* A decoding thread for files with COMPRESSED records when the reader was asked for one; else
+ * (or when the thread cannot start) the calling thread decodes as it delivers. */
+static void walk_records(struct walk *w)
+{
+	struct perf_reader *r = w->r;
+	struct pipe p = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	sigset_t all, old;
+
+	if (r->decode_thread && perf_reader__has_feature(r, FEAT_COMPRESSED) &&
+	    (p.ring = malloc(PIPE_ITEMS * sizeof(*p.ring)))) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		w->pipe = &p;
+		if (pthread_create(&p.thread, NULL, decode_thread, w))
+			w->pipe = NULL;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (w->pipe)
+		consume_pipe(w);
+	else
+		produce(w);
+	w->pipe = NULL;
+	free(p.ring);
+	decoder_fini(&w->dec);
 }
 
 static void walk_fini(struct walk *w)
@@ -1288,8 +1588,7 @@ static void walk_fini(struct walk *w)
 		block_put(w->heap[w->nr_heap].rec.ref);
 	free(w->heap);
 	block_put(w->blk);
-	block_put(w->prev);
-	free(w->stage);
+	free(w->carry);
 }
 
 static int sink_direct(struct walk *w, const struct perf_reader_record *rec)
@@ -1303,13 +1602,11 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx)
 {
 	struct walk w = { .r = r, .sink = sink_direct, .fn = fn, .ctx = ctx,
 			  .stats = &r->walk_stats };
-	int err;
 
 	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
-	err = walk_records(&w);
-
+	walk_records(&w);
 	walk_fini(&w);
-	return err;
+	return w.result;
 }
 
 /* ---- time order ---- */
@@ -1428,9 +1725,9 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
 
 	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
 	r->nr_unordered = 0;
-	err = walk_records(&w);
+	walk_records(&w);
 	/* Damage is not an error: what was read before it is still delivered. */
-	if (!err)
+	if (!w.result)
 		flush_until(&w, UINT64_MAX);
 	err = w.result;
 	walk_fini(&w);
@@ -1448,11 +1745,11 @@ int perf_reader__stats(struct perf_reader *r, struct perf_reader_stats *ret)
 {
 	struct perf_reader_stats s = { 0 };
 	struct walk w = { .r = r, .sink = sink_count, .stats = &s };
-	int err = walk_records(&w);
 
+	walk_records(&w);
 	walk_fini(&w);
-	if (err < 0)
-		return err;
+	if (w.result < 0)
+		return w.result;
 	*ret = s;
 	return 0;
 }
@@ -1793,8 +2090,9 @@ int perf_reader__repair(struct perf_reader *r, const char *out_path)
 		goto out;
 	}
 	choose_attrs(r, rp.keep);
-	err = walk_records(&wk);
+	walk_records(&wk);
 	walk_fini(&wk);
+	err = wk.result;
 	if (err < 0)
 		goto out;
 	/* An attr whose samples mostly do not decode is damaged itself: none of its records. */

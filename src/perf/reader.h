@@ -86,8 +86,8 @@ struct perf_reader_record {
 /* Keep rec->hdr valid after the callback returns, without a copy: a reference to the
  * decompressed block that holds it, to give back with perf_reader__release before the reader
  * is freed. Returns NULL when nothing needs holding (rec->ref is NULL: the record lies in the
- * file's mapping, valid until free). Not thread safe: call it, and release, from the thread
- * that iterates (or with that thread waiting). */
+ * file's mapping, valid until free). Either may be called from any thread (the count is
+ * atomic). */
 struct perf_reader_ref *perf_reader__hold(const struct perf_reader_record *rec);
 /* Give back a reference from perf_reader__hold. NULL is a no-op. */
 void perf_reader__release(struct perf_reader_ref *ref);
@@ -159,6 +159,11 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx);
  * records (the whole file when it has no rounds), capped by opts.ordered_max_bytes. Returns like
  * perf_reader__for_each. */
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx);
+/* With on, the iterations decode a file's COMPRESSED records on a thread of their own, ahead of
+ * the calling thread that delivers them (the callback still runs on the calling thread, and
+ * records come in the same order). Off (the default), the calling thread does both. */
+void perf_reader__set_decode_thread(struct perf_reader *r, bool on);
+
 /* Records the last ordered iteration queued with a time older than one already delivered
  * (perf's "N out of order events"). */
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r);

@@ -580,6 +580,8 @@ static int session_setup(struct report_session *s)
 	size_t na = perf_reader__nr_attrs(s->r);
 
 	s->nr_threads = s->opts.jobs ? s->opts.jobs : (unsigned int)(online > 0 ? online : 1);
+	/* with more than one thread, zstd decodes ahead of the pass on a thread of its own */
+	perf_reader__set_decode_thread(s->r, s->nr_threads > 1);
 	s->st.nr_attrs = na ? na : 1;
 	s->attr_samples = calloc(s->st.nr_attrs, sizeof(uint64_t));
 	s->attr_lost = calloc(s->st.nr_attrs, sizeof(uint64_t));
