@@ -79,10 +79,21 @@ struct as_entry {
 	unw_addr_space_t as;
 };
 
+/* Resolved frames by (map generation, ip, exact): samples repeat the same few thousand
+ * addresses, and a map generation is one process's maps at one time, never reused. */
+#define RESOLVE_CACHE 4096
+
+struct resolved {
+	uint64_t gen, ip;
+	bool exact, valid;
+	struct unwind_frame f;
+};
+
 struct unwinder {
 	struct as_entry *buckets[256];
 	size_t nr_as;
 	struct unwinder_stats stats;
+	struct resolved cache[RESOLVE_CACHE];
 };
 
 /* perf register index for each libunwind (DWARF) register number. */
@@ -323,6 +334,22 @@ void unwind_frame__resolve(const struct map_snapshot *maps, uint64_t ip, bool ex
 		ret->sym_off = ret->addr - ret->sym->start;
 }
 
+/* unwind_frame__resolve through the unwinder's cache. */
+static void resolve(struct unwinder *u, const struct map_snapshot *maps, uint64_t ip, bool exact,
+		    struct unwind_frame *ret)
+{
+	uint64_t gen = map_snapshot__gen(maps);
+	uint64_t h = (ip ^ (ip >> 13) ^ (gen * 0x9e3779b97f4a7c15ULL) ^ exact) * 0xff51afd7ed558ccdULL;
+	struct resolved *c = &u->cache[(h >> 40) % RESOLVE_CACHE];
+
+	if (c->valid && c->ip == ip && c->gen == gen && c->exact == exact) {
+		*ret = c->f;
+		return;
+	}
+	unwind_frame__resolve(maps, ip, exact, ret);
+	*c = (struct resolved){ .gen = gen, .ip = ip, .exact = exact, .valid = true, .f = *ret };
+}
+
 const char *unwind_frame__name(const struct unwind_frame *f)
 {
 	return f->sym ? symbol__name(f->sym) : NULL;
@@ -345,10 +372,9 @@ static void load_regs(struct uctx *c, const struct perf_sample *s)
 	uint64_t mask = s->regs_mask;
 	size_t i = 0;
 
-	for (int bit = 0; bit < 64; bit++) {
-		if (mask & (1ULL << bit))
-			perf_regs[bit] = s->regs[i++];
-	}
+	/* the sample packs the registers of the mask's set bits, lowest first */
+	for (uint64_t m = mask; m; m &= m - 1)
+		perf_regs[__builtin_ctzll(m)] = s->regs[i++];
 	for (int r = 0; r < NR_UNW_REGS; r++) {
 		if (mask & (1ULL << perf_reg_of[r])) {
 			c->regs[r] = perf_regs[perf_reg_of[r]];
@@ -392,7 +418,7 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 		}
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
-		unwind_frame__resolve(maps, ip, exact, &frames[n++]);
+		resolve(u, maps, ip, exact, &frames[n++]);
 		/* The frame a signal handler returns to was interrupted, not calling. */
 		exact = unw_is_signal_frame(&cur) > 0;
 		r = unw_step(&cur);
@@ -423,9 +449,9 @@ int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
 		 * unwinds with DWARF itself are looked up at ip - 1): do the same, so that a call
 		 * ending a function is blamed where perf blames it. */
 		if (context == PERF_CONTEXT_KERNEL)
-			unwind_frame__resolve(maps, ip, true, &frames[n++]);
+			resolve(u, maps, ip, true, &frames[n++]);
 		else if (context == PERF_CONTEXT_USER && !dwarf)
-			unwind_frame__resolve(maps, ip, true, &frames[n++]);
+			resolve(u, maps, ip, true, &frames[n++]);
 	}
 	if (dwarf && n < max) {
 		u->stats.dwarf_samples++;
