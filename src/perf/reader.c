@@ -49,7 +49,7 @@
 /* The largest zstd window decoded (zstd's and perf's default limit, ZSTD_WINDOWLOG_LIMIT_DEFAULT). */
 #define ZSTD_WINDOW_MAX ((uint64_t)1 << 27)
 /* Free blocks kept for reuse (fresh memory costs a page fault per page). */
-#define BLOCK_CACHE 8
+#define BLOCK_CACHE 3
 
 struct perf_reader_ref {
 	struct perf_reader *r;
@@ -939,7 +939,7 @@ void perf_reader__free(struct perf_reader *r)
 /* With a decoding thread: items queued between it and the delivering thread, and how many
  * blocks it may fill ahead of the one being delivered. */
 #define PIPE_ITEMS 256
-#define PIPE_AHEAD_BLOCKS 3
+#define PIPE_AHEAD_BLOCKS 2
 
 struct walk;
 /* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */

@@ -22,7 +22,7 @@
 #include "report/session.h"
 #include "unwind/symbols.h"
 
-#define BATCH 1024
+#define BATCH 256
 #define CHUNK 8         /* samples claimed at a time */
 #define NAME_LEN 96
 
@@ -184,8 +184,17 @@ static void help(struct batch *b)
 
 		if (!u)
 			u = pool_get(s);
-		for (; i < hi; i++)
+		for (; i < hi; i++) {
+			/* the next sample's registers and stack top were decoded long ago: out of
+			 * cache by now */
+			if (i + 1 < b->n && !b->items[i + 1].side) {
+				__builtin_prefetch(b->items[i + 1].s.regs);
+				__builtin_prefetch(b->items[i + 1].s.regs + 8);
+				__builtin_prefetch(b->items[i + 1].s.stack);
+				__builtin_prefetch(b->items[i + 1].s.stack + 64);
+			}
 			unwind_item(s, u, &b->items[i]);
+		}
 	}
 	pool_put(s, u);
 }
