@@ -106,9 +106,19 @@ uint64_t rep_mix64(uint64_t x)
 
 uint32_t rep_hash_words(const uint32_t *w, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-	for (size_t i = 0; i < n; i++)
-		h = rep_mix64(h ^ w[i]) + i;
+	/* two words per multiply-rotate step, one full mix at the end: this runs for every frame
+	 * of every sample */
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	size_t i = 0;
+	for (; i + 1 < n; i += 2) {
+		h ^= ((uint64_t)w[i] | (uint64_t)w[i + 1] << 32) * 0x87c37b91114253d5ULL;
+		h = ((h << 31) | (h >> 33)) * 0x4cf5ad432745937fULL;
+	}
+	if (i < n) {
+		h ^= (uint64_t)w[i] * 0x87c37b91114253d5ULL;
+		h = ((h << 31) | (h >> 33)) * 0x4cf5ad432745937fULL;
+	}
+	h = rep_mix64(h);
 	return (uint32_t)(h ^ (h >> 32));
 }
 
