@@ -5,6 +5,7 @@
 #include "daemon/compact.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -45,32 +46,49 @@ struct compactor {
 
 /* inject__unwind in a child process: the files it reads belong to the profiled programs, which
  * may truncate a mapped file (SIGBUS) or craft its ELF; whatever happens costs only this copy.
- * Returns 0 or -errno (-ECHILD when the child died of a signal, *ret_why then says which). */
-static int unwind_isolated(struct compact_done *r, const struct inject_opts *io, const char **ret_why)
+ * Returns 0 or -errno with r->why set (-ECHILD when the child died of a signal: r->why says
+ * which). */
+static int unwind_isolated(struct compact_done *r, const struct inject_opts *io)
 {
-	static __thread char why[96];
-	pid_t pid = fork();
-	int st;
+	int p[2], st;
+	pid_t pid;
+	ssize_t n;
 
-	if (pid < 0)
+	/* the child's reason comes back through p (shorter than PIPE_BUF: one write, no wait) */
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
 	if (pid == 0) {
 		struct rlimit cpu = { UNWIND_CPU_LIMIT, UNWIND_CPU_LIMIT };
 		struct inject *in = inject__new();
+		int e;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setrlimit(RLIMIT_CPU, &cpu);
-		_exit((in ? -inject__unwind(in, r->path, r->tmp, io, NULL) : ENOMEM) & 0xff);
+		e = in ? -inject__unwind(in, r->path, r->tmp, io, NULL) : ENOMEM;
+		if (e && in && write(p[1], inject__error(in),
+				     strnlen(inject__error(in), sizeof(r->why) - 1)) < 0)
+			_exit(e & 0xff); /* the parent says strerror instead */
+		_exit(e & 0xff);
 	}
+	close(p[1]);
+	while ((n = read(p[0], r->why, sizeof(r->why) - 1)) < 0 && errno == EINTR)
+		;
+	r->why[n > 0 ? n : 0] = 0;
+	close(p[0]);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
 	if (WIFSIGNALED(st)) {
 		unlink(r->tmp);
-		snprintf(why, sizeof(why), "the unwinding process died of signal %d%s", WTERMSIG(st),
+		snprintf(r->why, sizeof(r->why), "the unwinding process died of signal %d%s", WTERMSIG(st),
 			 WTERMSIG(st) == SIGBUS ? " (a mapped file shrank?)" :
 			 WTERMSIG(st) == SIGXCPU ? " (over its CPU time limit)" : "");
-		*ret_why = why;
 		return -ECHILD;
 	}
 	if (WEXITSTATUS(st))
@@ -90,7 +108,6 @@ static void *run(void *arg)
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		struct compact_done r = { 0 };
-		const char *why = NULL;
 
 		while (!c->stop && (!c->nr_todo || c->nr_done == QUEUE))
 			pthread_cond_wait(&c->cond, &c->lock);
@@ -104,9 +121,9 @@ static void *run(void *arg)
 
 		memcpy(r.tmp, r.path, strlen(r.path));           /* fits: checked by submit */
 		memcpy(r.tmp + strlen(r.path), ".unwinding", sizeof(".unwinding"));
-		r.err = unwind_isolated(&r, &io, &why);
-		if (r.err)
-			snprintf(r.why, sizeof(r.why), "%s", why ? why : strerror(-r.err));
+		r.err = unwind_isolated(&r, &io);
+		if (r.err && !r.why[0])
+			snprintf(r.why, sizeof(r.why), "%s", strerror(-r.err));
 
 		pthread_mutex_lock(&c->lock);
 		c->busy = false;

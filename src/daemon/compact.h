@@ -17,7 +17,7 @@ struct compact_done {
 	char path[PATH_MAX];       /* the file */
 	char tmp[PATH_MAX];        /* its copy (exists when err is 0) */
 	int err;                   /* 0 or -errno of inject__unwind */
-	char why[128];
+	char why[512];             /* when err: inject__error(), or how the child died */
 	struct inject_stats st;
 };
 
