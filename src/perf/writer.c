@@ -64,6 +64,8 @@ struct perf_writer {
 	uint64_t data_offset;
 	uint64_t data_size; /* written under lock, read lock-free by perf_writer__data_size */
 	bool no_reserve;    /* the file system cannot allocate ahead (no fallocate) */
+	bool synced;        /* perf_writer__sync wrote the header with data_size synced_size */
+	uint64_t synced_size;
 	bool finalized;
 	int finalize_ret;
 
@@ -469,10 +471,16 @@ int perf_writer__sync(struct perf_writer *w)
 	if (!w)
 		return -EINVAL;
 	pthread_mutex_lock(&w->lock);
-	if (!w->finalized) {
+	/* the header holds nothing else that changes: the same data size, the same header (an
+	 * idle precordd syncs ten times a second) */
+	if (!w->finalized && (!w->synced || w->synced_size != w->data_size)) {
 		/* No features yet: a reader of this file must not look past the data. */
 		fill_header(w, &h, NULL);
 		r = pwrite_all(w->fd, &h, sizeof(h), 0);
+		if (!r) {
+			w->synced = true;
+			w->synced_size = w->data_size;
+		}
 	}
 	pthread_mutex_unlock(&w->lock);
 	return r;

@@ -115,7 +115,7 @@ int perf_writer__set_private_feature(struct perf_writer *w, int bit, const void 
 
 /* Bring the header's data size up to date (call at least once a second): one pwrite of the
  * header, under the append lock so the size ends on a record boundary; no fsync. A no-op after
- * finalize. Returns 0 or -errno. */
+ * finalize, and when the size is the one it last wrote. Returns 0 or -errno. */
 int perf_writer__sync(struct perf_writer *w);
 
 /* Bytes of data appended so far. */
