@@ -2,7 +2,8 @@
  *   --text STRING   sends STRING as is (\n and \xHH escapes understood)
  *   --bytes N       sends N bytes of 'x' without a newline
  *   --silent SECS   sends nothing, waits up to SECS for the server
- * and prints what the server answered (until it closes, or 5 s), then "<closed>" if it closed.
+ * and prints what the server answered (until it closes, or 120 s: a busy machine may keep the
+ * server from answering for seconds), then "<closed>" if it closed.
  *
  * usage: ctl_raw SOCKET (--text STRING | --bytes N | --silent SECS) */
 #include <errno.h>
@@ -37,7 +38,7 @@ static size_t unescape(const char *s, char *out)
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, wait_ms = 5000;
+	int fd, wait_ms = 120000;
 	char *buf = NULL;
 	size_t len = 0;
 
