@@ -38,7 +38,7 @@ start=$(date +%s%N)
 stop_daemon TERM
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 assert_eq "$DRC" 0 "precordd exit status after SIGTERM"
-wait_for "$T/notify.out" "^STOPPING=1" 2
+wait_for "$T/notify.out" "^STOPPING=1"
 [ -z "$(find out -name '*.partial')" ] || fail "a .partial file is left after SIGTERM"
 f=$(closed_files out | tail -1)
 [ -n "$f" ] || fail "no file after SIGTERM"

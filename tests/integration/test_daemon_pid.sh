@@ -19,7 +19,7 @@ wait_cpu "$spin" 500
 "$PRECORD" ctl -s "$T/ctl.sock" rotate > r2.out || fail "rotate exit $?"
 wait_cpu "$spin" 500
 kill "$spin"; wait "$spin" 2> /dev/null || true
-wait_for "$T/notify.out" "idle: the recorded processes ended" 8
+wait_for "$T/notify.out" "idle: the recorded processes ended"
 n=0
 for f in $(closed_files out); do
 	perf_stats_clean "$f"
