@@ -1,7 +1,9 @@
 /* The compactor's thread takes paths from a small ring queue under one mutex and puts results
  * on another; the loop only ever takes results, so neither side waits on the other for long.
  * A copy is written as PATH.unwinding by a child process (crash isolation: the unwinder reads
- * files the profiled programs control); retention removes leftovers of a crash at start. */
+ * files the profiled programs control); retention removes leftovers of a crash at start.
+ * For the disk budget (retention.c): one copy exists at a time (the next is begun once the
+ * loop took the last one), and no copy is larger than its file (RLIMIT_FSIZE). */
 #include "daemon/compact.h"
 
 #include <errno.h>
@@ -50,6 +52,8 @@ struct compactor {
  * which). */
 static int unwind_isolated(struct compact_done *r, const struct inject_opts *io)
 {
+	/* the copy may not outgrow its file: the budget keeps room for that much (retention.c) */
+	rlim_t size = (rlim_t)file_size(r->path);
 	int p[2], st;
 	pid_t pid;
 	ssize_t n;
@@ -64,12 +68,15 @@ static int unwind_isolated(struct compact_done *r, const struct inject_opts *io)
 		return -errno;
 	}
 	if (pid == 0) {
-		struct rlimit cpu = { UNWIND_CPU_LIMIT, UNWIND_CPU_LIMIT };
+		struct rlimit cpu = { UNWIND_CPU_LIMIT, UNWIND_CPU_LIMIT }, fsize = { size, size };
 		struct inject *in = inject__new();
 		int e;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setrlimit(RLIMIT_CPU, &cpu);
+		/* past it a write fails with EFBIG, and inject__unwind removes its copy */
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &fsize);
 		e = in ? -inject__unwind(in, r->path, r->tmp, io, NULL) : ENOMEM;
 		if (e && in && write(p[1], inject__error(in),
 				     strnlen(inject__error(in), sizeof(r->why) - 1)) < 0)
@@ -91,6 +98,11 @@ static int unwind_isolated(struct compact_done *r, const struct inject_opts *io)
 			 WTERMSIG(st) == SIGXCPU ? " (over its CPU time limit)" : "");
 		return -ECHILD;
 	}
+	if (WEXITSTATUS(st) == EFBIG) {
+		unlink(r->tmp);
+		snprintf(r->why, sizeof(r->why), "its call-chain copy would be larger than the file");
+		return -EFBIG;
+	}
 	if (WEXITSTATUS(st))
 		return -WEXITSTATUS(st);
 	r->st.bytes_in = file_size(r->path);
@@ -109,7 +121,8 @@ static void *run(void *arg)
 	for (;;) {
 		struct compact_done r = { 0 };
 
-		while (!c->stop && (!c->nr_todo || c->nr_done == QUEUE))
+		/* one copy at a time on disk: the next once the loop took the last */
+		while (!c->stop && (!c->nr_todo || c->nr_done))
 			pthread_cond_wait(&c->cond, &c->lock);
 		if (c->stop)
 			break;

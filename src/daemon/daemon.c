@@ -407,6 +407,7 @@ void daemon__free(struct daemon *d)
 		session__stop(d);
 	compactor__free(d->compactor); /* finishes the file in hand: a few seconds at most */
 	export__stop(d);
+	retention__clear_unwinding(d);
 	ctl_server__free(d->ctl);
 	retention__clear(d);
 	free(d->files);

@@ -34,6 +34,8 @@ struct record_opts;
 #define MAX_ROT_MS 2000
 /* `precord ctl rotate` callers waiting for a rotation at once; more are told to try again */
 #define MAX_ROT_WAITERS 8
+/* files handed to the compactor and not yet taken back (its queue holds 16) */
+#define MAX_UNWINDING 32
 
 struct dfile {
 	uint32_t seq;
@@ -84,6 +86,15 @@ struct daemon {
 	struct compactor *compactor; /* unwinds closed files into call chains (unwind = yes) */
 	uint64_t unwound, unwound_saved; /* files swapped for their call-chain copy; bytes saved */
 	struct exporter *exporter;  /* pprof profiles of finished files, pushed (export.h) */
+	/* Files handed to the compactor and not taken back, oldest first. It writes one copy at a
+	 * time, in that order, never larger than its file (compact.c): the budget keeps room for
+	 * the size of the first, which is the copy in progress or the next one. */
+	struct unwinding {
+		char *path;
+		uint64_t bytes;
+	} unwinding[MAX_UNWINDING];
+	size_t nr_unwinding;
+	uint64_t unwinding_disk;    /* the copy's size on disk, at the last look */
 
 	/* A rotation in progress: record__rotate runs on rot_thread, which says it is done on
 	 * rot_efd; meanwhile the loop leaves d->rec alone and status shows rec_stats, taken
@@ -143,6 +154,8 @@ int retention__prepare_dir(struct daemon *d);
 void retention__unwind_last(struct daemon *d);
 /* Swap in the call-chain copies the compactor finished, for files still kept. */
 void retention__take_unwound(struct daemon *d);
+/* Forget the files handed to the compactor (it is stopped). */
+void retention__clear_unwinding(struct daemon *d);
 
 /* session.c: continuous recording. */
 void session__notice(void *ctx, const char *msg);

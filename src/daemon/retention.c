@@ -152,6 +152,9 @@ void retention__enforce(struct daemon *d, uint64_t reserve)
 {
 	uint64_t budget = d->cfg.max_total_size, profiles = export__disk_bytes(d);
 
+	/* the call-chain copy in progress (or next) counts too: see struct unwinding */
+	if (d->nr_unwinding)
+		reserve += d->unwinding[0].bytes;
 	while (d->nr_files && d->closed_bytes + profiles + reserve > budget)
 		profiles -= delete_oldest(d, "over the disk budget");
 	if (d->cfg.max_age_ms) {
@@ -269,20 +272,60 @@ int retention__prepare_dir(struct daemon *d)
 
 void retention__unwind_last(struct daemon *d)
 {
+	struct dfile *f;
 	char path[PATH_MAX];
+	struct unwinding *u;
 
 	if (!d->nr_files)
 		return;
+	f = &d->files[d->nr_files - 1];
 	if (!d->compactor || !d->cfg.unwind || d->cfg.callgraph != CALLGRAPH_DWARF) {
-		export__file_ready(d, &d->files[d->nr_files - 1]); /* already in its final form */
+		export__file_ready(d, f); /* already in its final form */
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, d->files[d->nr_files - 1].name);
-	if (compactor__submit(d->compactor, path) < 0) {
+	snprintf(path, sizeof(path), "%s/%s", d->cfg.output_dir, f->name);
+	/* Its copy needs room beside it and the open file: where the budget cannot hold all
+	 * three, making it would delete the file itself. */
+	if (2 * f->bytes + d->cfg.rotate_size > d->cfg.max_total_size) {
+		daemon__log(d, LOG_DEBUG, "%s is kept with its stacks: max_total_size has no room "
+			    "for its call-chain copy beside it and the open file", path);
+		export__file_ready(d, f);
+		return;
+	}
+	if (d->nr_unwinding == MAX_UNWINDING || compactor__submit(d->compactor, path) < 0) {
 		daemon__log(d, LOG_WARNING, "%s is kept with its stacks: the unwinding queue is full",
 			    path);
-		export__file_ready(d, &d->files[d->nr_files - 1]);
+		export__file_ready(d, f);
+		return;
 	}
+	u = &d->unwinding[d->nr_unwinding];
+	u->path = strdup(path);
+	u->bytes = f->bytes;
+	if (u->path)
+		d->nr_unwinding++;
+	/* without its entry the copy is not counted: never the case but for lack of memory */
+}
+
+/* The compactor gave back the file at path: it leaves the list (the first, normally). */
+static void unwinding_done(struct daemon *d, const char *path)
+{
+	for (size_t i = 0; i < d->nr_unwinding; i++) {
+		if (strcmp(d->unwinding[i].path, path))
+			continue;
+		free(d->unwinding[i].path);
+		memmove(d->unwinding + i, d->unwinding + i + 1,
+			(d->nr_unwinding - i - 1) * sizeof(*d->unwinding));
+		d->nr_unwinding--;
+		return;
+	}
+}
+
+void retention__clear_unwinding(struct daemon *d)
+{
+	for (size_t i = 0; i < d->nr_unwinding; i++)
+		free(d->unwinding[i].path);
+	d->nr_unwinding = 0;
+	d->unwinding_disk = 0;
 }
 
 void retention__take_unwound(struct daemon *d)
@@ -294,6 +337,7 @@ void retention__take_unwound(struct daemon *d)
 		struct dfile *f = NULL;
 		struct stat st;
 
+		unwinding_done(d, r.path);
 		for (size_t i = 0; i < d->nr_files && !f; i++)
 			if (!strcmp(d->files[i].name, base))
 				f = &d->files[i];
@@ -317,5 +361,12 @@ void retention__take_unwound(struct daemon *d)
 		daemon__log(d, LOG_DEBUG, "unwound %s: %llu samples, %llu -> %llu bytes", base,
 			    (unsigned long long)r.st.samples, (unsigned long long)r.st.bytes_in,
 			    (unsigned long long)r.st.bytes_out);
+	}
+	d->unwinding_disk = 0;
+	if (d->nr_unwinding) {
+		char tmp[PATH_MAX + 16];
+
+		snprintf(tmp, sizeof(tmp), "%s.unwinding", d->unwinding[0].path);
+		d->unwinding_disk = retention__size_of(tmp);
 	}
 }

@@ -50,7 +50,8 @@ void status__line(struct daemon *d, char *buf, size_t size)
 	char disk[32], budget[32], rate[32];
 
 	totals(d, &t);
-	human__bytes(d->closed_bytes + d->cur_bytes + d->rot_new_bytes, disk, sizeof(disk));
+	human__bytes(d->closed_bytes + d->cur_bytes + d->rot_new_bytes + d->unwinding_disk, disk,
+		     sizeof(disk));
 	human__bytes(d->cfg.max_total_size, budget, sizeof(budget));
 	human__bytes((uint64_t)d->rate, rate, sizeof(rate));
 	if (d->rec)
@@ -102,7 +103,7 @@ void status__reply(struct daemon *d, struct ctl_client *c)
 		 "paused_s=%.3f sessions=%zu sessions_bytes=%llu unwound=%llu unwound_saved_bytes=%llu "
 		 "unwinding=%u rotating=%d", d->rec ? "recording" : "idle",
 		 d->nr_files + (d->rec ? 1 : 0),
-		 (unsigned long long)(d->closed_bytes + d->cur_bytes + d->rot_new_bytes),
+		 (unsigned long long)(d->closed_bytes + d->cur_bytes + d->rot_new_bytes + d->unwinding_disk),
 		 (unsigned long long)d->cfg.max_total_size, cur, (unsigned long long)d->rotations,
 		 (unsigned long long)d->deleted, (unsigned long long)t.samples,
 		 (unsigned long long)t.lost, d->rate, t.paused, d->nr_jobs,

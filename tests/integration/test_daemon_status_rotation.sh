@@ -17,7 +17,7 @@
 
 "$W/secret_holder" threads 5000 600 > threads.out &
 EXTRA_CLEANUP="kill $! 2>/dev/null"
-n=200
+n=1200
 while [ $n -gt 0 ] && ! grep -q "^ready" threads.out; do sleep 0.05; n=$((n - 1)); done
 grep -q "^ready" threads.out || skip "cannot start 5,000 threads"
 conf d.conf frequency=99 call_graph=fp socket_group=none rotate_size=64K rotate_interval=100ms \

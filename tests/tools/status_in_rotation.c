@@ -102,8 +102,10 @@ int main(int argc, char **argv)
 				slowest_any, line);
 			return 1;
 		}
-		if (field(line, "rotating") != 1)
+		if (field(line, "rotating") != 1) {
+			usleep(5000); /* the next look: no need to keep the loop busy meanwhile */
 			continue;
+		}
 		/* a rotation is in progress: ask again at once, and time it */
 		if (ask(argv[1], line, sizeof(line), &ms) < 0) {
 			fprintf(stderr, "no answer to status during a rotation after %.0f ms\n", ms);
