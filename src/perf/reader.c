@@ -940,6 +940,8 @@ void perf_reader__free(struct perf_reader *r)
  * blocks it may fill ahead of the one being delivered. */
 #define PIPE_ITEMS 256
 #define PIPE_AHEAD_BLOCKS 2
+/* Items queued before a waiting delivering side is woken. */
+#define PIPE_WAKE 16
 
 struct walk;
 /* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */
@@ -992,6 +994,7 @@ struct pipe {
 	struct item *ring;
 	size_t head, tail;          /* counts: items popped, pushed */
 	uint64_t blocks_pushed, blocks_seen;
+	bool c_waiting, p_waiting;  /* the delivering, the decoding side waits on cond */
 	bool stop;                  /* the delivering side stopped: the decoder ends */
 };
 
@@ -1229,7 +1232,8 @@ static int take_segment(struct walk *w, struct item *it)
 		if (w->pipe) {
 			pthread_mutex_lock(&w->pipe->lock);
 			w->pipe->blocks_seen++;
-			pthread_cond_broadcast(&w->pipe->cond);
+			if (w->pipe->p_waiting)
+				pthread_cond_broadcast(&w->pipe->cond);
 			pthread_mutex_unlock(&w->pipe->lock);
 		}
 	} else {
@@ -1301,8 +1305,14 @@ static int push(struct walk *w, struct item *it)
 	}
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop && (p->tail - p->head == PIPE_ITEMS ||
-			    (fresh && p->blocks_pushed - p->blocks_seen >= PIPE_AHEAD_BLOCKS)))
+			    (fresh && p->blocks_pushed - p->blocks_seen >= PIPE_AHEAD_BLOCKS))) {
+		/* the delivering side may be waiting for a batch that will not fill now */
+		if (p->c_waiting)
+			pthread_cond_broadcast(&p->cond);
+		p->p_waiting = true;
 		pthread_cond_wait(&p->cond, &p->lock);
+		p->p_waiting = false;
+	}
 	if (p->stop) {
 		pthread_mutex_unlock(&p->lock);
 		block_put(it->blk);
@@ -1310,7 +1320,10 @@ static int push(struct walk *w, struct item *it)
 	}
 	p->blocks_pushed += fresh;
 	p->ring[p->tail++ % PIPE_ITEMS] = *it;
-	pthread_cond_broadcast(&p->cond);
+	/* a waiting delivering side is woken for a batch of items (or the last one), not for each:
+	 * one wakeup per COMPRESSED record was most of the decoding thread's context switches */
+	if (p->c_waiting && (p->tail - p->head >= PIPE_WAKE || it->kind >= IT_DAMAGE))
+		pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
@@ -1539,10 +1552,14 @@ static void consume_pipe(struct walk *w)
 		struct item it;
 
 		pthread_mutex_lock(&p->lock);
-		while (p->head == p->tail)
+		while (p->head == p->tail) {
+			p->c_waiting = true;
 			pthread_cond_wait(&p->cond, &p->lock);
+			p->c_waiting = false;
+		}
 		it = p->ring[p->head++ % PIPE_ITEMS];
-		pthread_cond_broadcast(&p->cond);
+		if (p->p_waiting)
+			pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 		stop = consume(w, &it) == STOP;
 		block_put(it.blk);
