@@ -764,6 +764,7 @@ int report_session__add_file(struct report_session *s, const char *path)
 	}
 	s->more = n;
 	s->more[s->nr_more++] = (struct input){ r, (char *)path };
+	perf_reader__set_decode_thread(r, s->nr_threads > 1); /* as the first file's */
 	return 0;
 }
 
