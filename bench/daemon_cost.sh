@@ -17,7 +17,7 @@ sleep 1
 dc_t0=$(date +%s.%N)
 sleep "$DAEMON_COST_SECONDS"
 # close the file and wait for its unwinding, as every rotation does
-$P ctl -s "$dc_dir/ctl.sock" rotate > /dev/null 2>&1
+dc_name=$($P ctl -s "$dc_dir/ctl.sock" rotate 2> /dev/null | awk '$1 == "closed" { print $2 }')
 i=0
 while [ "$($P ctl -s "$dc_dir/ctl.sock" status 2>/dev/null | awk '$1 == "unwinding" { print $2 }')" != 0 ] && [ $i -lt 600 ]; do
 	sleep 0.5; i=$((i + 1))
@@ -31,7 +31,8 @@ kill "$dc_load" 2> /dev/null; wait "$dc_load" 2> /dev/null
 dc_hz=$(getconf CLK_TCK)
 dc_wall=$(awk -v a="$dc_t0" -v b="$dc_t1" 'BEGIN { printf "%.1f", b - a }')
 dc_cpu=$(awk -v t="$dc_ticks" -v hz="$dc_hz" 'BEGIN { printf "%.2f", t / hz }')
-dc_closed=$(find "$dc_dir/out" -name 'precord-*.data' | head -n 1)
+# the file the rotation closed (the daemon's next one, finished at SIGTERM, keeps its stacks)
+dc_closed="$dc_dir/out/$dc_name"
 dc_bytes=$(stat -c %s "$dc_closed" 2> /dev/null || echo 0)
 dc_saved=$(echo "$dc_status" | awk '$1 == "unwound_saved_bytes" { print $2 }')
 dc_samples=$(echo "$dc_status" | awk '$1 == "samples" { print $2 }')
