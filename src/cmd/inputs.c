@@ -39,7 +39,7 @@ static bool daemon_file(const char *name)
 	return !strncmp(name, "precord-", 8) && l > 13 && !strcmp(name + l - 5, ".data");
 }
 
-static int add_dir(struct inputs *in, const char *dir, char *why, size_t why_len)
+static int add_dir(struct inputs *in, const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -48,7 +48,7 @@ static int add_dir(struct inputs *in, const char *dir, char *why, size_t why_len
 
 	if (!d) {
 		e = -errno;
-		snprintf(why, why_len, "cannot read the directory %s: %s", dir, strerror(-e));
+		snprintf(in->err, sizeof(in->err), "cannot read the directory %s: %s", dir, strerror(-e));
 		return e;
 	}
 	while (!e && (de = readdir(d))) {
@@ -62,10 +62,12 @@ static int add_dir(struct inputs *in, const char *dir, char *why, size_t why_len
 			e = push(in, p);
 	}
 	closedir(d);
-	if (e)
+	if (e) {
+		snprintf(in->err, sizeof(in->err), "cannot list %s: %s", dir, strerror(-e));
 		return e;
+	}
 	if (in->nr == first) {
-		snprintf(why, why_len, "%s is a directory without precord-*.data files (precordd's "
+		snprintf(in->err, sizeof(in->err), "%s is a directory without precord-*.data files (precordd's "
 			 "output directories hold its finished recordings under that name): give a "
 			 "perf.data file or such a directory with -i", dir);
 		return -ENOENT;
@@ -74,15 +76,25 @@ static int add_dir(struct inputs *in, const char *dir, char *why, size_t why_len
 	return 0;
 }
 
-int inputs__add(struct inputs *in, const char *arg, char *why, size_t why_len)
+const char *inputs__error(const struct inputs *in)
+{
+	return in->err;
+}
+
+int inputs__add(struct inputs *in, const char *arg)
 {
 	struct stat st;
 	char *p;
+	int e;
 
+	in->err[0] = 0;
 	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
-		return add_dir(in, arg, why, why_len);
+		return add_dir(in, arg);
 	p = strdup(arg);
-	return p ? push(in, p) : -ENOMEM;
+	e = p ? push(in, p) : -ENOMEM;
+	if (e)
+		snprintf(in->err, sizeof(in->err), "cannot add %s: %s", arg, strerror(-e));
+	return e;
 }
 
 struct timed {

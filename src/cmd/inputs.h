@@ -3,18 +3,26 @@
 #ifndef PRECORD_CMD_INPUTS_H
 #define PRECORD_CMD_INPUTS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct inputs {
 	char **paths;           /* in the order to read them */
 	size_t nr;
+	char err[PATH_MAX + 256]; /* inputs__error() */
 };
 
+/* Errors: inputs__add returns -errno and leaves the reason, naming the file or directory, in
+ * inputs__error() (see README, "How it works"). */
+
 /* Add arg: a file as given, or a directory's precord-*.data files in name order (precordd
- * names them by sequence number). Returns 0; -ENOENT for a directory without any (*why says
- * so), -errno of reading it, or -ENOMEM. */
-int inputs__add(struct inputs *in, const char *arg, char *why, size_t why_len);
+ * names them by sequence number). Returns 0; -ENOENT for a directory without any, -errno of
+ * reading it, or -ENOMEM. */
+int inputs__add(struct inputs *in, const char *arg);
+
+/* The last failure of inputs__add; "" if none. */
+const char *inputs__error(const struct inputs *in);
 
 /* Order the files by their first sample's time of day (SAMPLE_TIME and CLOCK_DATA features,
  * which hold across reboots) or, when some file lacks CLOCK_DATA, its sample time; when some

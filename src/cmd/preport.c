@@ -380,19 +380,12 @@ static int resolve_inputs(struct cli *c)
 	static const char *const dflt[] = { "perf.data" };
 	const char *const *args = c->nr_args ? c->args : dflt;
 	size_t n = c->nr_args ? c->nr_args : 1;
-	char why[PATH_MAX + 200];
 	uint64_t *ts[2] = { &c->since_ns, &c->until_ns };
 	const char *tv[2] = { c->since, c->until };
 
 	for (size_t i = 0; i < n; i++) {
-		int e = inputs__add(&c->inputs, args[i], why, sizeof(why));
-
-		if (e == -ENOMEM) {
-			err("out of memory");
-			return EXIT_FAIL;
-		}
-		if (e < 0) {
-			err("%s", why);
+		if (inputs__add(&c->inputs, args[i]) < 0) {
+			err("%s", inputs__error(&c->inputs));
 			return EXIT_FAIL;
 		}
 	}
