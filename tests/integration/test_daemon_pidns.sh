@@ -17,10 +17,11 @@ S="$T/ctl.sock"
 # ends it, and the recording with it.
 unshare --pid --fork --mount-proc "$PRECORD" ctl -s "$S" record -o ns.data -q -- "$W/spin_threads" "3600.$$" > /dev/null 2> ns.err &
 rec=$!
+# killing the namespace's first process (precord ctl) ends everything in the namespace
+EXTRA_CLEANUP="kill \$(pgrep -P $rec) $rec 2>/dev/null"
 spin_pid() { pgrep -f "^$W/spin_threads 3600.$$" > spin.pid; }
 wait_until "the command in the namespace" spin_pid
 pid=$(head -1 spin.pid)
-EXTRA_CLEANUP="kill $pid 2>/dev/null"
 c0=$(thread_cpu "$pid")
 wait_cpu "$pid" 500
 c1=$(thread_cpu "$pid")
