@@ -183,6 +183,33 @@ int daemon__setup(struct daemon *d)
 	return export__start(d);
 }
 
+int daemon__check_recording(struct daemon_config *c)
+{
+	struct record_opts ro;
+	struct record *rec;
+	pid_t self = getpid();
+	int err;
+
+	c->err[0] = 0;
+	session__opts(c, NULL, &ro);
+	if (!c->all) {
+		/* the targets are looked up when recording starts; the rest is checked here */
+		ro.pids = &self;
+		ro.nr_pids = 1;
+	}
+	ro.output = "/nonexistent/precordd-check.data"; /* never created: nothing starts */
+	rec = record__new();
+	if (!rec) {
+		snprintf(c->err, sizeof(c->err), "cannot check the recording: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = record__setup(rec, &ro);
+	if (err)
+		snprintf(c->err, sizeof(c->err), "%s", record__error(rec));
+	record__free(rec);
+	return err;
+}
+
 static void reload_failed(struct daemon *d, const char *what, const char *why)
 {
 	daemon__log(d, LOG_ERR, "reload failed, keeping the running configuration: %s%s", what, why);

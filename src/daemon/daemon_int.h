@@ -159,6 +159,8 @@ void retention__clear_unwinding(struct daemon *d);
 
 /* session.c: continuous recording. */
 void session__notice(void *ctx, const char *msg);
+/* How the continuous session of configuration c records (no output, no targets yet). */
+void session__opts(const struct daemon_config *c, void *notice_ctx, struct record_opts *ro);
 int session__start(struct daemon *d);
 void session__stop(struct daemon *d);
 uint64_t session__headroom(const struct daemon *d);

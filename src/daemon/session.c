@@ -75,8 +75,7 @@ static int resolve_pids(struct daemon *d, const struct daemon_config *c, pid_t *
 	return 0;
 }
 
-/* How the continuous session of configuration c records (no output, no targets yet). */
-static void session_opts(const struct daemon_config *c, void *notice_ctx, struct record_opts *ro)
+void session__opts(const struct daemon_config *c, void *notice_ctx, struct record_opts *ro)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -103,33 +102,6 @@ static void session_opts(const struct daemon_config *c, void *notice_ctx, struct
 	}
 }
 
-int daemon__check_recording(struct daemon_config *c)
-{
-	struct record_opts ro;
-	struct record *rec;
-	pid_t self = getpid();
-	int err;
-
-	c->err[0] = 0;
-	session_opts(c, NULL, &ro);
-	if (!c->all) {
-		/* the targets are looked up when recording starts; the rest is checked here */
-		ro.pids = &self;
-		ro.nr_pids = 1;
-	}
-	ro.output = "/nonexistent/precordd-check.data"; /* never created: nothing starts */
-	rec = record__new();
-	if (!rec) {
-		snprintf(c->err, sizeof(c->err), "cannot check the recording: %s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	err = record__setup(rec, &ro);
-	if (err)
-		snprintf(c->err, sizeof(c->err), "%s", record__error(rec));
-	record__free(rec);
-	return err;
-}
-
 int session__start(struct daemon *d)
 {
 	size_t nr_pids = 0;
@@ -138,7 +110,7 @@ int session__start(struct daemon *d)
 	uint64_t t0;
 	int err;
 
-	session_opts(&d->cfg, d, &ro);
+	session__opts(&d->cfg, d, &ro);
 	free(d->rec_pids);
 	d->rec_pids = NULL;
 	if (!d->cfg.all) {
