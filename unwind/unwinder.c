@@ -93,6 +93,7 @@ struct unwinder {
 	struct as_entry *buckets[256];
 	size_t nr_as;
 	struct unwinder_stats stats;
+	bool addresses_only;            /* frames without dso and symbol (unwinder__set_...) */
 	struct resolved cache[RESOLVE_CACHE];
 };
 
@@ -251,6 +252,11 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+void unwinder__set_addresses_only(struct unwinder *u, bool on)
+{
+	u->addresses_only = on;
+}
+
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret)
 {
 	*ret = u->stats;
@@ -342,6 +348,13 @@ static void resolve(struct unwinder *u, const struct map_snapshot *maps, uint64_
 	uint64_t h = (ip ^ (ip >> 13) ^ (gen * 0x9e3779b97f4a7c15ULL) ^ exact) * 0xff51afd7ed558ccdULL;
 	struct resolved *c = &u->cache[(h >> 40) % RESOLVE_CACHE];
 
+	if (u->addresses_only) {
+		uint64_t look = exact || !ip ? ip : ip - 1;
+
+		*ret = (struct unwind_frame){ .ip = ip, .addr = ip, .caller = look != ip,
+					      .kernel = look >= KERNEL_SPACE_START };
+		return;
+	}
 	if (c->valid && c->ip == ip && c->gen == gen && c->exact == exact) {
 		*ret = c->f;
 		return;

@@ -47,6 +47,10 @@ struct unwinder_stats {
 /* Returns NULL with errno ENOMEM. */
 struct unwinder *unwinder__new(void);
 
+/* With on, frames carry ip, caller and kernel only: no map's dso, no symbol is looked up (and
+ * no symbol table loaded), for callers that keep addresses (preport --unwind-to). */
+void unwinder__set_addresses_only(struct unwinder *u, bool on);
+
 /* Unwind sample s of the process whose maps are `maps` (taken when s was reached in time order)
  * into frames[0..max), leaf first, symbolized. Kernel callchain frames come first; user frames
  * come from DWARF when s has registers and a stack, else from the callchain, else s->ip alone.

@@ -137,6 +137,8 @@ static struct unwinder *pool_get(struct report_session *s)
 		u = unwinder__new();
 		if (u)
 			s->all[s->nr_unwinders++] = u;
+		if (u && s->opts.addresses_only)
+			unwinder__set_addresses_only(u, true);
 	}
 	pthread_mutex_unlock(&s->pool_lock);
 	return u;

@@ -39,6 +39,8 @@ struct report_session_opts {
 	size_t nr_times;
 	/* Passed to the reader (see perf_reader_opts). */
 	size_t ordered_max_bytes;
+	/* Frames carry addresses only (unwinder__set_addresses_only): no symbol lookups. */
+	bool addresses_only;
 };
 
 /* One resolved sample, valid during the sink's call only. */
