@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every allocation failure ends in a reason: precord, preport and precord ctl run with the Nth
+# Every allocation failure ends in a reason: precord, preport, precord ctl and precordd --check
+# (a good configuration and a bad one) run with the Nth
 # malloc/calloc/realloc failing (build/preload/failmalloc.so), for N over the allocations a run
 # makes. A run may succeed (an allocation that is only an optimisation, like stdio's buffer),
 # but it must never crash, hang or exit non-zero without saying why: no empty "precord: ", no
@@ -66,6 +67,13 @@ for n in $(ns "$c"); do check preport "$n" "$TOP/preport" -i in.data --stdio; do
 
 c=$(count precord "$TOP/precord" ctl -s "$T/no-daemon" record -p $$ -d 1)
 for n in $(ns "$c"); do check precord "$n" "$TOP/precord" ctl -s "$T/no-daemon" record -p $$ -d 1; done
+
+printf 'socket = none\noutput_dir = %s/out\ncall_graph = fp\n' "$T" > good.conf
+printf 'socket = none\nfrequency = 49\nfrequency = 50\n' > bad.conf
+for conf in good.conf bad.conf; do
+	c=$(count precordd "$TOP/precordd" --check --config $conf)
+	for n in $(ns "$c"); do check precordd "$n" "$TOP/precordd" --check --config $conf; done
+done
 
 assert_ge "$runs" 40 "runs"
 [ "$failed" -eq 0 ] || fail "$failed of $runs runs with a failing allocation did not say why"
