@@ -314,7 +314,11 @@ static bool loc_eq(const struct pprof_writer *w, uint32_t idx, const void *key)
 
 /* The lines of frame f: the functions inlined at its address innermost first (pprof's model
  * of inlining: one Location, several Lines), then its symbol; just the symbol with --no-inline
- * or without DWARF. Returns the number of lines or -ENOMEM. */
+ * or without DWARF. The last line is always the function the code belongs to, named by its
+ * symbol as the self table names it (perf's "NAME (inlined)" for an outermost DWARF name that
+ * differs from the ELF symbol, glibc's __GI_ aliases, is the table's view, not pprof's), so
+ * that `go tool pprof -noinlines` sees preport's symbols. Returns the number of lines or
+ * -ENOMEM. */
 static int frame_lines(struct pprof_writer *w, const struct unwind_frame *f,
 		       struct pline *lines)
 {
@@ -323,8 +327,14 @@ static int frame_lines(struct pprof_writer *w, const struct unwind_frame *f,
 	int nr = w->no_inline ? 0 : unwind_frame__inlines(f, addr, &in), n = 0;
 	int64_t fid;
 
-	for (int k = 0; k < nr && n < MAX_LINES; k++) {
-		fid = in[k].inlined ? inlined_function_id(w, &in[k]) : function_id(w, f);
+	for (int k = 0; k < nr; k++) {
+		bool outermost = k == nr - 1 && f->sym;
+
+		if (k < nr - 1 && n >= MAX_LINES - 1)
+			continue;	/* a deeper chain keeps its innermost and outermost lines */
+
+		fid = in[k].inlined && !outermost ? inlined_function_id(w, &in[k]) :
+						    function_id(w, f);
 		if (fid < 0)
 			return -ENOMEM;
 		if (fid)

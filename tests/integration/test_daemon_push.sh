@@ -149,16 +149,18 @@ done
 # go tool pprof -tagfocus unit=UNIT (the machine's other processes have frames that neither
 # side symbolizes, which each names its own way: 0x... rows, [binary] rows).
 unit="push-$$.service"
+# Both sides by symbol: preport --no-inline and go tool pprof -noinlines (a location's last
+# line, its function). An unsymbolized frame is preport's 0x... row and pprof's <unknown>.
 # pre_rows FILE self|children: "NAME PERCENT" per function, the rows of one name summed
 pre_rows() {
 	if [ "$2" = self ]; then set -- "$1" --no-children; else set -- "$1" --children; fi
-	preport -q -i "$1" "$2" -g none --sort sym --cgroup "$unit" |
-		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +([0-9.]+% +)?\[.\] /, ""); sub(/ +$/, ""); sub(/ \(inlined\)$/, ""); s[$0] += p }
+	preport -q -i "$1" "$2" --no-inline -g none --sort sym --cgroup "$unit" |
+		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +([0-9.]+% +)?\[.\] /, ""); sub(/ +$/, ""); if ($0 ~ /^0x[0-9a-f]+$/) $0 = "<unknown>"; s[$0] += p }
 		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
 }
 # pprof_rows PROFILE flat|cum: the same from go tool pprof -top
 pprof_rows() {
-	go tool pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 \
+	go tool pprof -top -noinlines -nodecount=100000 -nodefraction=0 -edgefraction=0 \
 		-tagfocus="unit=^$(echo "$unit" | sed 's/\./\\./g')\$" "$1" 2> pprof.err |
 		awk -v col="$([ "$2" = flat ] && echo 2 || echo 5)" '
 		     f && NF >= 6 { p = $col + 0; n = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", n)
