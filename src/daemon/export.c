@@ -422,14 +422,15 @@ static bool push_entry(struct exporter *e, const struct export_cfg *cfg, const c
 		.host = e->host, .sample_rate = cfg->rate, .timeout_ms = cfg->timeout_ms,
 		.stop = &e->stop,
 	};
-	char path[PATH_MAX], why[256] = "";
+	char path[PATH_MAX];
+	const char *why = push__error(&t);
 	long long from, until;
 	enum push_result r;
 
 	if (!path_of(path, "%s/" SPOOL_DIR "/%s", cfg->dir, name))
 		return true;
 	spool_parse(name, &from, &until);
-	r = push__profile(&t, path, (time_t)from, (time_t)until, why, sizeof(why));
+	r = push__profile(&t, path, (time_t)from, (time_t)until);
 	if (r != PUSH_RETRY)
 		unlink(path);
 	pthread_mutex_lock(&e->lock);

@@ -127,9 +127,16 @@ static enum push_result classify(CURLcode rc, long status, const struct answer *
 	return PUSH_RETRY;
 }
 
-enum push_result push__profile(const struct push_target *t, const char *path, time_t from,
-			       time_t until, char *why, size_t why_size)
+const char *push__error(const struct push_target *t)
 {
+	return t->error;
+}
+
+enum push_result push__profile(struct push_target *t, const char *path, time_t from,
+			       time_t until)
+{
+	char *why = t->error;
+	size_t why_size = sizeof(t->error);
 	_cleanup_free_ char *data = NULL, *url = NULL;
 	char err[CURL_ERROR_SIZE] = "";
 	struct answer a = { .len = 0 };

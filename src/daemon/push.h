@@ -20,6 +20,7 @@ struct push_target {
 	uint64_t sample_rate;     /* Hz */
 	uint64_t timeout_ms;
 	const volatile bool *stop; /* may be NULL */
+	char error[512];          /* push__profile's reason for its last result but PUSH_OK */
 };
 
 enum push_result {
@@ -32,10 +33,13 @@ enum push_result {
 /* libcurl's global set-up: call once, before any thread pushes. Returns 0 or -ENOMEM. */
 int push__init(void);
 
-/* POST the profile at path, which covers from..until. Writes the reason of anything but
- * PUSH_OK into why (the HTTP status and the start of the server's answer, or curl's error). */
-enum push_result push__profile(const struct push_target *t, const char *path, time_t from,
-			       time_t until, char *why, size_t why_size);
+/* POST the profile at path, which covers from..until. Anything but PUSH_OK leaves its reason in
+ * t (push__error: the HTTP status and the start of the server's answer, or curl's error). */
+enum push_result push__profile(struct push_target *t, const char *path, time_t from,
+			       time_t until);
+
+/* The reason of t's last push that was not PUSH_OK ("" before any). */
+const char *push__error(const struct push_target *t);
 
 /* The name parameter: NAME{host=HOST,labels...}, HOST with what the name cannot carry replaced
  * by '_'. Returns 0 or -ENAMETOOLONG. */
