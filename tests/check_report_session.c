@@ -34,7 +34,18 @@ __attribute__((noinline)) void session_test_caller(void)
 	__asm__ volatile("nop; nop; nop; nop");
 }
 
+/* A function whose DWARF name (its asm label, as the linkage name) is not the ELF symbol chosen
+ * for its address, as glibc's __GI___clock_gettime under clock_gettime@@GLIBC_2.17: both are
+ * global, and the alias has the longer name, so perf's rules pick it. */
+void session_test_renamed(void) __asm__("session_test_hidden_nm");
+__attribute__((noinline, used)) void session_test_renamed(void)
+{
+	__asm__ volatile("nop; nop; nop; nop");
+}
+extern void session_test_public_alias(void) __attribute__((alias("session_test_hidden_nm")));
+
 static char dir[64];
+static uint64_t leaf_fn;	/* make_file's leaf function; 0: session_test_leaf */
 
 static const char *path_in(const char *name)
 {
@@ -133,7 +144,7 @@ static void make_file(const char *path, uint64_t *ret_leaf, uint64_t *ret_caller
 	struct perf_writer_event ev = { .name = "cpu-clock", .attr = &a };
 	struct perf_writer_opts o = { .events = &ev, .nr_events = 1 };
 	struct perf_writer *w = perf_writer__open(path, &o);
-	uint64_t leaf = (uint64_t)(uintptr_t)session_test_leaf + 1;
+	uint64_t leaf = (leaf_fn ? leaf_fn : (uint64_t)(uintptr_t)session_test_leaf) + 1;
 	uint64_t caller = (uint64_t)(uintptr_t)session_test_caller + 6;
 	uint64_t start, end, pgoff;
 	static const uint64_t times[] = { 60, 10, 50, 20, 40, 30 };
@@ -211,6 +222,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+	leaf_fn = 0;
 	unlink(path_in("s.data"));
 	rmdir(dir);
 }
@@ -358,6 +370,49 @@ START_TEST(test_pprof_roundtrip)
 }
 END_TEST
 
+/* A location's last line is the function its code belongs to, named by the symbol as the self
+ * table names it, even where the DWARF names the function otherwise: go tool pprof -noinlines
+ * then shows preport's symbols. */
+START_TEST(test_pprof_outer_line_is_symbol)
+{
+	static uint8_t buf[1 << 20];
+	struct seen sn = { 0 };
+	struct report_session *s;
+	struct pprof_writer *w;
+	Perftools__Profiles__Profile *p;
+	gzFile gz;
+	int len;
+
+	leaf_fn = (uint64_t)(uintptr_t)session_test_public_alias;
+	s = open_ok(NULL, &sn);
+	w = pprof_writer__new(s);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(report_session__run(s), 0);
+	ck_assert_str_eq(sn.leaf[0], "session_test_public_alias");
+	ck_assert_int_eq(pprof_writer__write(w, path_in("p.pb.gz")), 0);
+	gz = gzopen(path_in("p.pb.gz"), "rb");
+	ck_assert_ptr_nonnull(gz);
+	len = gzread(gz, buf, sizeof(buf));
+	gzclose(gz);
+	unlink(path_in("p.pb.gz"));
+	ck_assert_int_gt(len, 0);
+	p = perftools__profiles__profile__unpack(NULL, (size_t)len, buf);
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		Perftools__Profiles__Location *leaf = p->location[p->sample[i]->location_id[0] - 1];
+		Perftools__Profiles__Line *last;
+
+		ck_assert_uint_ge(leaf->n_line, 1);
+		last = leaf->line[leaf->n_line - 1];
+		ck_assert_str_eq(p->string_table[p->function[last->function_id - 1]->name],
+				 "session_test_public_alias");
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	pprof_writer__free(w);
+	report_session__free(s);
+}
+END_TEST
+
 START_TEST(test_open_errors)
 {
 	struct report_session_opts bad = { .max_stack = -1 };
@@ -436,6 +491,7 @@ Suite *report_session_suite(void)
 	tcase_add_test(tc, test_filters_and_time);
 	tcase_add_test(tc, test_sink_stops_and_aggregates);
 	tcase_add_test(tc, test_pprof_roundtrip);
+	tcase_add_test(tc, test_pprof_outer_line_is_symbol);
 	tcase_add_test(tc, test_open_errors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("time");
