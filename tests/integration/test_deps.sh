@@ -84,7 +84,8 @@ headers=$(cd "$TOP" && grep -rhoE '^[[:space:]]*#[[:space:]]*include[[:space:]]*
 [ -n "$headers" ] || fail "no #include <...> found in the sources"
 # Tools: each one that a test, the demo or a bench script runs, found by PATTERN in their text
 # outside comments (this file, which names them all, left out). hotspot's parser is not on
-# PATH: Debian installs it in libexec.
+# PATH: Debian installs it in libexec. man is run by systemd-analyze verify, for the unit's
+# Documentation= pages (a minimal Debian has no man-db).
 tools="perf:perf
 readelf:readelf
 pgrep:pgrep
@@ -96,7 +97,8 @@ hotspot-perfparser:hotspot-perfparser
 protoc-c:protoc-c
 curl:curl
 clang:clang
-valgrind:valgrind"
+valgrind:valgrind
+man:systemd-analyze verify"
 
 # "WHAT FILE" lines: each header and tool with the file it is.
 : > found.txt
