@@ -315,6 +315,34 @@ START_TEST(test_tree_signals)
 }
 END_TEST
 
+/* The signal pauser and forks in flight: a root that forks a worker every 2 ms is paused again
+ * and again, each pause held 5 ms. Since Linux 4.20 a fork past its first signal check when the
+ * SIGSTOP comes finishes with a running child; a pause is confirmed only once such a child is
+ * found and stopped too. */
+START_TEST(test_signals_fork_in_flight)
+{
+	struct pauser *p = new_or_skip(PAUSE_MECH_SIGNALS);
+	struct target t;
+	int rounds = 0;
+
+	if (!p)
+		return;
+	target_start(&t, p, 1, 2);
+	target_wait_ready(&t, 3);
+	while (t.shm->nr_slots < 60 && rounds < 400) {
+		ck_assert_int_eq(pauser__pause(p), 0);
+		ck_assert_int_eq(pauser__wait_stopped(p, WAIT_MS), 0);
+		assert_frozen(&t, 5);
+		ck_assert_int_eq(pauser__resume(p), 0);
+		msleep(1);
+		rounds++;
+	}
+	ck_assert_int_ge(t.shm->nr_slots, 20);
+	pauser__free(p);
+	ck_assert_int_eq(target_finish(&t), 0);
+}
+END_TEST
+
 START_TEST(test_auto_prefers_cgroup)
 {
 	struct pauser *p = pauser__new_for_command(NULL);
@@ -877,6 +905,7 @@ Suite *pause_suite(void)
 	tcase_add_test(tc, test_tree_cgroup2);
 	tcase_add_test(tc, test_tree_cgroup1);
 	tcase_add_test(tc, test_tree_signals);
+	tcase_add_test(tc, test_signals_fork_in_flight);
 	tcase_add_test(tc, test_auto_prefers_cgroup);
 	tcase_add_test(tc, test_calibrate_cgroup2);
 	tcase_add_test(tc, test_calibrate_signals);

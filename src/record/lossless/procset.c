@@ -175,19 +175,29 @@ void procset__stop(struct procset *ps)
 	procset__signal(ps, SIGSTOP);
 	for (size_t i = 0; i < ps->nr; i++)
 		stop_threads(ps->procs[i].pid);
-	/* Once SIGSTOP is pending, a fork still in flight is restarted by the kernel, so the
-	 * children lists read now are complete; scanning the processes we add on the way covers
-	 * grandchildren. */
+	/* The children known now, grandchildren included (the loop reaches the processes it adds).
+	 * Not all of them: since Linux 4.20 a fork that is past its first signal check when the
+	 * SIGSTOP comes finishes (only a signal to a whole process group is passed on to the new
+	 * child), and its child joins the parent's children list at the end. procset__stopped
+	 * looks again once the parents are stopped. */
 	for (size_t i = 0; i < ps->nr; i++)
 		scan_children(ps, ps->procs[i].pid, true);
 }
 
-int procset__stopped(const struct procset *ps)
+int procset__stopped(struct procset *ps)
 {
+	size_t known = ps->nr;
+
 	for (size_t i = 0; i < ps->nr; i++)
 		if (!proc_stopped(ps->procs[i].pid))
 			return 0;
-	return 1;
+	/* Everything known is stopped, so no fork of theirs is in flight (a parent stops only
+	 * once its fork has returned, its child on its children list): the children lists read
+	 * now are complete. A child found now was forked past the stop; it is stopped and we
+	 * wait for it too. */
+	for (size_t i = 0; i < ps->nr; i++)
+		scan_children(ps, ps->procs[i].pid, true);
+	return ps->nr == known;
 }
 
 void procset__clear(struct procset *ps)

@@ -42,8 +42,9 @@ void procset__signal(struct procset *ps, int sig);
  * of every thread, grandchildren included. */
 void procset__stop(struct procset *ps);
 
-/* 1 when every thread of every process is stopped (or dead), 0 if not yet. */
-int procset__stopped(const struct procset *ps);
+/* 1 when every thread of every process is stopped (or dead) and they have no child that is not
+ * known, 0 if not yet (a child found then is added and stopped). */
+int procset__stopped(struct procset *ps);
 
 /* The process a thread id belongs to (pid itself for a process), or -ESRCH. */
 pid_t procset__tgid_of(pid_t tid);
