@@ -34,6 +34,7 @@ cp "$W/secret_holder" sgid && chgrp "$G2" sgid && chmod 2755 sgid
 # leaks FILE: whether the secret is anywhere in FILE's raw bytes
 leaks() { [ -e "$1" ] && grep -qa -- "$SECRET" "$1"; }
 
+user_bins "$W/exec_racer" "$W/secret_holder" "$W/spin_threads" "$W/map_then_fifo" "$TOOLS/ctl_raw"
 conf d.conf frequency=49 "socket_group=$G" compression=0 rotate_size=4M max_total_size=16M \
 	control_max_duration=10m control_max_sessions=4
 start_listener
@@ -63,7 +64,7 @@ wait_cpu "$sg" 100
 kill -INT "$rec"
 wait "$rec" || fail "root recording the set-gid program"
 leaks root-sg.data || fail "root's recording of the set-gid program holds no secret: the test cannot see a leak"
-rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$sg" -d 1 -o sg.data -q) 2> sg.err || rc=$?
+rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$sg" -d 1 -o sg.data -q) 2> sg.err || rc=$?
 ! leaks m/sg.data || fail "the member recorded the set-gid program's secret"
 assert_eq "$rc" 1 "member recording a set-gid program"
 grep -q "the kernel refused" sg.err || { cat sg.err; fail "set-gid refusal message"; }
@@ -73,7 +74,7 @@ kill "$sg"
 "$W/secret_holder" drop "$MUID" "$T/secret.root" 3600 > drop.out &
 dr=$!; PIDS="$PIDS $dr"
 pid=$(ready drop.out)
-rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -d 1 -o drop.data -q) 2> drop.err || rc=$?
+rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -d 1 -o drop.data -q) 2> drop.err || rc=$?
 ! leaks m/drop.data || fail "the member recorded a root process that dropped to its uid"
 assert_eq "$rc" 1 "member recording a process that dropped to its uid"
 kill "$dr"
@@ -82,19 +83,26 @@ kill "$dr"
 "$W/secret_holder" thread "$MUID" "$T/secret.root" 3600 > thr.out &
 th=$!; PIDS="$PIDS $th"
 pid=$(ready thr.out)
-rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -d 1 -o thr.data -q) 2> thr.err || rc=$?
+rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -d 1 -o thr.data -q) 2> thr.err || rc=$?
 ! leaks m/thr.data || fail "the member recorded a root thread"
 assert_eq "$rc" 1 "member recording a process with a root thread"
 kill "$th"
 
 # 4. The kernel: at perf_event_paranoid >= 2 a member records no kernel sample nor map.
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
-	(cd m && as "$M" "$PRECORD" ctl -s "$S" record -o dd.data -q -- dd if=/dev/zero of=/dev/null bs=1 count=400000 2>/dev/null) ||
+	(cd m && as "$M" "$UB/precord" ctl -s "$S" record -o dd.data -q -- dd if=/dev/zero of=/dev/null bs=1 count=400000 2>/dev/null) ||
 		fail "member recording its own dd"
 	cp m/dd.data dd.data        # perf reads only its user's files (or root's)
-	perf script -i dd.data -F ip 2> /dev/null > dd.ips || true
+	# What the file holds, not what perf script's own unwinding of the user stacks makes of
+	# it (its last frame can be ffffffffffffffff): the samples' ips (-G: no call chain) and
+	# the raw call chains' entries (perf report -D), where a kernel part would start with
+	# PERF_CONTEXT_KERNEL (ffffffffffffff80) and hold kernel addresses (PERF_CONTEXT_USER,
+	# fffffffffffffe00, is left out).
+	perf script -i dd.data -G -F ip 2> /dev/null > dd.ips || true
 	[ -s dd.ips ] || fail "no samples in the member's dd recording"
-	! grep -qiE '^[[:space:]]*ffff' dd.ips || { grep -ciE '^[[:space:]]*ffff' dd.ips; fail "kernel addresses in a member's recording"; }
+	! grep -qiE '^[[:space:]]*ffff' dd.ips || { grep -ciE '^[[:space:]]*ffff' dd.ips; fail "kernel sample ips in a member's recording"; }
+	perf report -D -i dd.data 2> /dev/null | awk '/^\.\.\. FP chain: nr:/ { c = 1; next } c && /^\.\.\.\.\. +[0-9]+: / { print $3; next } { c = 0 }' | grep -vix 'fffffffffffffe00' > dd.chain || true
+	! grep -qiE '^ffff' dd.chain || { grep -ciE '^ffff' dd.chain; fail "kernel call chains in a member's recording"; }
 	! perf script -i dd.data --show-mmap-events 2>/dev/null | grep -q 'kernel.kallsyms' ||
 		fail "the kernel map in a member's recording"
 fi
@@ -105,7 +113,7 @@ fi
 leaked=0 recorded=0
 for i in $(seq 200); do
 	rm -f m/race.data
-	as "$M" "$W/exec_racer" "$S" "$T/m/race.data" $(( i * 100 )) "$T/suid" "$T/secret.root" 5000 > race.out 2>&1 || true
+	as "$M" "$UB/exec_racer" "$S" "$T/m/race.data" $(( i * 100 )) "$T/suid" "$T/secret.root" 5000 > race.out 2>&1 || true
 	grep -q "^recorded" race.out && recorded=$((recorded + 1))
 	leaks m/race.data && leaked=$((leaked + 1))
 done
@@ -113,21 +121,21 @@ echo "exec race: $recorded of 200 recorded, $leaked leaked"
 assert_eq "$leaked" 0 "exec race leaks"
 
 # 6. Many threads: a clear refusal, and the daemon keeps serving.
-bg_as "$M" "$W/secret_holder" threads 1200 3600 > many.out &
+bg_as "$M" "$UB/secret_holder" threads 1200 3600 > many.out &
 mt=$!; PIDS="$PIDS $mt"
 pid=$(ready many.out)
-rc=0; (cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -d 1 -o many.data -q) 2> many.err || rc=$?
+rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -d 1 -o many.data -q) 2> many.err || rc=$?
 assert_eq "$rc" 1 "recording 1200 threads"
 grep -q "file descriptors, more than the limit" many.err || { cat many.err; fail "fd limit message"; }
 kill "$mt"
-(cd m && as "$M" "$PRECORD" ctl -s "$S" record -o small.data -q -- "$W/spin_threads" 0.3) > /dev/null ||
+(cd m && as "$M" "$UB/precord" ctl -s "$S" record -o small.data -q -- "$UB/spin_threads" 0.3) > /dev/null ||
 	fail "a small recording after the refused one"
 
 # 6b. Control recordings hold at most a quarter of max_total_size (16M) on disk at once. The
 # daemon looks every 100 ms: at -F 1000 a tick brings ~1.6 MB of uncompressed DWARF samples,
 # well inside the 2 MiB over the quarter allowed below (at 4000 Hz a tick brought 6 MB).
 # The command runs until the test ends it, once the recording has ended.
-(cd m && as "$M" "$PRECORD" ctl -s "$S" record -F 1000 -o big.data -- "$W/spin_threads" 3600) > big.pid 2> big.err &
+(cd m && as "$M" "$UB/precord" ctl -s "$S" record -F 1000 -o big.data -- "$UB/spin_threads" 3600) > big.pid 2> big.err &
 rec=$!
 wait_until "the large recording's command" has_line big.pid
 PIDS="$PIDS $(head -1 big.pid)"
@@ -140,7 +148,7 @@ assert_le "$(stat -c %s m/big.data)" $((6 * 1024 * 1024)) "size of a control rec
 
 # 7. Idle connections of one member: root and another member still get an answer.
 for i in $(seq 40); do
-	as "$M" "$TOOLS/ctl_raw" "$S" --silent 600 > "att$i.out" 2>&1 &
+	as "$M" "$UB/ctl_raw" "$S" --silent 600 > "att$i.out" 2>&1 &
 	PIDS="$PIDS $!"
 done
 # each waits for the daemon's answer: busy, or (2 s later) no request in time
@@ -150,12 +158,12 @@ wait_until "a 'busy' answer, or all 40 answered" eval '_busy || _all_answered'
 _busy || fail "the member's connections were never limited"
 for i in 1 2 3; do
 	"$PRECORD" ctl -s "$S" status > /dev/null || fail "root locked out by a member's connections"
-	as "$M2" "$PRECORD" ctl -s "$S" status > /dev/null || fail "a member locked out by another's connections"
+	as "$M2" "$UB/precord" ctl -s "$S" status > /dev/null || fail "a member locked out by another's connections"
 done
 
 # 8. A FIFO behind a mapped file: rotation and status must not wait on it.
 cp "$W/map_then_fifo" n/lib.so; chown "$N" n/lib.so
-bg_as "$N" "$W/map_then_fifo" "$T/n/lib.so" 60 > fifo.out &
+bg_as "$N" "$UB/map_then_fifo" "$T/n/lib.so" 60 > fifo.out &
 mf=$!; PIDS="$PIDS $mf"
 wait_for fifo.out mapped
 as "$N" sh -c "rm -f '$T/n/lib.so' && mkfifo '$T/n/lib.so'"

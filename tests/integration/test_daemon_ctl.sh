@@ -19,6 +19,7 @@ as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "
 chmod 755 "$T"                      # mktemp made it 0700: the users must reach the socket
 mkdir m && chown "$M" m
 
+user_bins "$W/spin_threads"
 conf d.conf frequency=49 "socket_group=$G" rotate_size=4M max_total_size=16M control_max_duration=10m
 start_listener
 start_daemon d.conf
@@ -26,14 +27,14 @@ wait_ready
 S="$T/ctl.sock"
 
 # a non-member: refused, told why
-rc=0; as "$N" "$PRECORD" ctl -s "$S" status > n.out 2> n.err || rc=$?
+rc=0; as "$N" "$UB/precord" ctl -s "$S" status > n.out 2> n.err || rc=$?
 assert_eq "$rc" 1 "non-member exit status"
 grep -q "permission denied: uid $(id -u "$N") is not in group $G" n.err || { cat n.err; fail "non-member message"; }
 
 # a member: status yes, rotate no
-as "$M" "$PRECORD" ctl -s "$S" status > m.out || fail "member status exit $?"
+as "$M" "$UB/precord" ctl -s "$S" status > m.out || fail "member status exit $?"
 grep -q "^state  *recording" m.out || fail "member status"
-rc=0; as "$M" "$PRECORD" ctl -s "$S" rotate 2> r.err || rc=$?
+rc=0; as "$M" "$UB/precord" ctl -s "$S" rotate 2> r.err || rc=$?
 assert_eq "$rc" 1 "member rotate exit status"
 grep -q "only root may rotate" r.err || { cat r.err; fail "member rotate message"; }
 
@@ -41,22 +42,22 @@ grep -q "only root may rotate" r.err || { cat r.err; fail "member rotate message
 sleep 600 &
 rootpid=$!
 PIDS="$PIDS $rootpid"
-rc=0; as "$M" "$PRECORD" ctl -s "$S" record -p "$rootpid" -d 1 -o m/x.data 2> o.err || rc=$?
+rc=0; as "$M" "$UB/precord" ctl -s "$S" record -p "$rootpid" -d 1 -o m/x.data 2> o.err || rc=$?
 kill "$rootpid"
 assert_eq "$rc" 1 "recording another uid's process"
 grep -q "the kernel refused" o.err || { cat o.err; fail "other uid message"; }
 [ ! -e m/x.data ] || fail "a refused recording left a file"
-rc=0; as "$M" "$PRECORD" ctl -s "$S" record -p 1 -d 1 -o m/x.data 2> o.err || rc=$?
+rc=0; as "$M" "$UB/precord" ctl -s "$S" record -p 1 -d 1 -o m/x.data 2> o.err || rc=$?
 assert_eq "$rc" 1 "recording pid 1"
 
 # its own process, by pid: recorded until it has used 0.5 s of CPU time, then it ends (and the
 # recording with it)
-as "$M" "$W/spin_threads" 3600 > pid.txt &
+as "$M" "$UB/spin_threads" 3600 > pid.txt &
 spin=$!
 PIDS="$PIDS $spin"
 wait_until "spin_threads' pid" has_line pid.txt
 pid=$(head -1 pid.txt)
-(cd m && as "$M" "$PRECORD" ctl -s "$S" record -p "$pid" -o own.data) 2> own.err &
+(cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -o own.data) 2> own.err &
 rec=$!
 wait_for "$T/daemon.log" "control: recording pid $pid for uid"
 c0=$(thread_cpu "$pid")
@@ -79,7 +80,7 @@ want=$(share_pct "$c0" "$c1" 2)
 close_to "$a" "$want" 10 || fail "spin_alpha at $a% (its thread had $want% of the CPU time)"
 
 # its own command, started held by precord ctl: it runs until it has used 0.5 s of CPU time
-(cd m && as "$M" "$PRECORD" ctl -s "$S" record -o cmd.data -- "$W/spin_threads" 3600) > cmd.pid 2> cmd.err &
+(cd m && as "$M" "$UB/precord" ctl -s "$S" record -o cmd.data -- "$UB/spin_threads" 3600) > cmd.pid 2> cmd.err &
 rec=$!
 wait_until "the command's pid" has_line cmd.pid
 pid=$(head -1 cmd.pid)
