@@ -31,7 +31,7 @@ override CFLAGS += -DPRECORD_VERSION='"$(PRECORD_VERSION)"'
 # Debian packages the build, the tests and the demo need (installed by 'make deps' when missing).
 DEB_PKGS := build-essential pkg-config libpfm4-dev libunwind-dev libelf-dev libdw-dev libzstd-dev \
 	check linux-perf systemd procps libprotobuf-c-dev protobuf-c-compiler zlib1g-dev golang-go \
-	stress-ng hotspot clang libclang-rt-14-dev libc6-dbg libcurl4-openssl-dev curl man-db
+	stress-ng hotspot clang libclang-rt-14-dev libc6-dbg libcurl4-openssl-dev curl man-db libxml2-utils
 
 # SANITIZE=1 builds everything (library, programs, unit runner, tools, fuzz targets) with
 # ASan+UBSan into build-san/, beside the plain build/; `make check SANITIZE=1` runs the whole

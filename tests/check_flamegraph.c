@@ -147,8 +147,10 @@ START_TEST(test_well_formed_and_escaped)
 	ck_assert_ptr_nonnull(cdata);
 	ck_assert_ptr_eq(strstr(cdata, "]]>"), strstr(svg, "]]></script>"));
 
-	/* xmllint, when present, agrees. */
-	if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+	/* xmllint agrees (libxml2-utils, in DEB_PKGS). */
+	ck_assert_msg(system("command -v xmllint >/dev/null 2>&1") == 0,
+		      "xmllint is missing: make deps installs it (libxml2-utils)");
+	{
 		char path[] = "/tmp/check_flamegraph_XXXXXX";
 		int fd = mkstemp(path);
 		ck_assert_int_ge(fd, 0);

@@ -98,6 +98,7 @@ protoc-c:protoc-c
 curl:curl
 clang:clang
 valgrind:valgrind
+xmllint:xmllint
 man:systemd-analyze verify"
 
 # "WHAT FILE" lines: each header and tool with the file it is.

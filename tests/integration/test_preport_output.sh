@@ -64,9 +64,8 @@ for f in perf.data precord.data; do
 
 	preport -i "$f" --flamegraph flame.svg > flame.out || fail "preport --flamegraph exit $?"
 	[ ! -s flame.out ] || fail "--flamegraph also wrote a report to stdout"
-	if command -v xmllint > /dev/null 2>&1; then
-		xmllint --noout flame.svg || fail "$f: flame graph is not well-formed XML"
-	fi
+	command -v xmllint > /dev/null 2>&1 || fail "xmllint is missing: make deps installs it (libxml2-utils)"
+	xmllint --noout flame.svg || fail "$f: flame graph is not well-formed XML"
 	head -n 2 flame.svg | grep -q '<svg' || fail "$f: flame graph does not start an <svg>"
 	tail -n 1 flame.svg | grep -q '</svg>' || fail "$f: flame graph does not end with </svg>"
 	grep -q '<script' flame.svg || fail "$f: flame graph has no script (not interactive)"
