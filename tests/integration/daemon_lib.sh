@@ -20,16 +20,6 @@ daemon_cleanup() {
 trap daemon_cleanup EXIT
 trap 'exit 1' INT TERM
 
-# user_bins FILE...: copies of FILEs (and of precord) in $T/bin, for the test users to run: the
-# tree may sit where they cannot go (a clone in /root, which is 0700). Sets UB to $T/bin.
-user_bins() {
-	UB="$T/bin"
-	mkdir -p "$UB"
-	cp "$PRECORD" "$@" "$UB/"
-	chmod 755 "$T" "$UB"
-	chmod -R a+rX "$UB"
-}
-
 # start_listener: notify_listen on $T/notify.sock, its output in $T/notify.out
 start_listener() {
 	"$TOOLS/notify_listen" "$T/notify.sock" > "$T/notify.out" 2>&1 &

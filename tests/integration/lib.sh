@@ -7,6 +7,16 @@ T=$(mktemp -d /tmp/precord-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT INT TERM
 cd "$T"
 
+# user_bins FILE...: copies of FILEs (and of precord) in $T/bin, for the test users to run: the
+# tree may sit where they cannot go (a clone in /root, which is 0700). Sets UB to $T/bin.
+user_bins() {
+	UB="$T/bin"
+	mkdir -p "$UB"
+	cp "$TOP/precord" "$@" "$UB/"
+	chmod 755 "$T" "$UB"
+	chmod -R a+rX "$UB"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 # assert_ge ACTUAL MIN WHAT

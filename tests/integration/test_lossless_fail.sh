@@ -86,8 +86,9 @@ refused "-m 8 with 64 KiB stacks" 32 --call-graph dwarf,65528 -m 8
 # that need more are refused, naming the knobs (64 KiB stacks at 50 kHz need 32 MiB per CPU)
 if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 	rc=0
+	user_bins
 	(ulimit -l 8192; setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
-		"$TOP/precord" --lossless -e cpu-clock -F 50000 --call-graph dwarf,65528 -o nobody.data \
+		"$UB/precord" --lossless -e cpu-clock -F 50000 --call-graph dwarf,65528 -o nobody.data \
 		-- touch ran) 2> nobody.err || rc=$?
 	[ $rc = 2 ] || { cat nobody.err; fail "rings above the lock limit: exit $rc, not 2"; }
 	[ ! -e ran ] || fail "rings above the lock limit: the command ran"
