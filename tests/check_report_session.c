@@ -310,18 +310,33 @@ START_TEST(test_sink_stops_and_aggregates)
 }
 END_TEST
 
+/* The gzip'd profile at path, unpacked (and the file removed). */
+static Perftools__Profiles__Profile *read_profile(const char *path)
+{
+	static uint8_t buf[1 << 20];
+	Perftools__Profiles__Profile *p;
+	gzFile gz = gzopen(path, "rb");
+	int len;
+
+	ck_assert_ptr_nonnull(gz);
+	len = gzread(gz, buf, sizeof(buf));
+	gzclose(gz);
+	unlink(path);
+	ck_assert_int_gt(len, 0);
+	p = perftools__profiles__profile__unpack(NULL, (size_t)len, buf);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
 /* The pprof sink's profile, read back with zlib and protobuf-c: values summed per stack, labels,
  * functions named, locations in mappings. */
 START_TEST(test_pprof_roundtrip)
 {
-	static uint8_t buf[1 << 20];
 	struct seen sn = { 0 };
 	struct report_session *s = open_ok(NULL, &sn);
 	struct pprof_writer *w = pprof_writer__new(s);
 	Perftools__Profiles__Profile *p;
 	uint64_t count = 0, period = 0;
-	gzFile gz;
-	int len;
 
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(report_session__run(s), 0);
@@ -329,14 +344,7 @@ START_TEST(test_pprof_roundtrip)
 	ck_assert_uint_eq(pprof_writer__nr_samples(w), 2);
 	ck_assert_int_eq(pprof_writer__write(w, path_in("p.pb.gz")), 0);
 	ck_assert_int_eq(pprof_writer__write(w, "/nonexistent/dir/p.pb.gz"), -ENOENT);
-	gz = gzopen(path_in("p.pb.gz"), "rb");
-	ck_assert_ptr_nonnull(gz);
-	len = gzread(gz, buf, sizeof(buf));
-	gzclose(gz);
-	unlink(path_in("p.pb.gz"));
-	ck_assert_int_gt(len, 0);
-	p = perftools__profiles__profile__unpack(NULL, (size_t)len, buf);
-	ck_assert_ptr_nonnull(p);
+	p = read_profile(path_in("p.pb.gz"));
 	ck_assert_str_eq(p->string_table[0], "");
 	ck_assert_uint_eq(p->n_sample_type, 2);
 	ck_assert_str_eq(p->string_table[p->sample_type[0]->type], "samples");
@@ -375,13 +383,10 @@ END_TEST
  * then shows preport's symbols. */
 START_TEST(test_pprof_outer_line_is_symbol)
 {
-	static uint8_t buf[1 << 20];
 	struct seen sn = { 0 };
 	struct report_session *s;
 	struct pprof_writer *w;
 	Perftools__Profiles__Profile *p;
-	gzFile gz;
-	int len;
 
 	leaf_fn = (uint64_t)(uintptr_t)session_test_public_alias;
 	s = open_ok(NULL, &sn);
@@ -390,14 +395,7 @@ START_TEST(test_pprof_outer_line_is_symbol)
 	ck_assert_int_eq(report_session__run(s), 0);
 	ck_assert_str_eq(sn.leaf[0], "session_test_public_alias");
 	ck_assert_int_eq(pprof_writer__write(w, path_in("p.pb.gz")), 0);
-	gz = gzopen(path_in("p.pb.gz"), "rb");
-	ck_assert_ptr_nonnull(gz);
-	len = gzread(gz, buf, sizeof(buf));
-	gzclose(gz);
-	unlink(path_in("p.pb.gz"));
-	ck_assert_int_gt(len, 0);
-	p = perftools__profiles__profile__unpack(NULL, (size_t)len, buf);
-	ck_assert_ptr_nonnull(p);
+	p = read_profile(path_in("p.pb.gz"));
 	for (size_t i = 0; i < p->n_sample; i++) {
 		Perftools__Profiles__Location *leaf = p->location[p->sample[i]->location_id[0] - 1];
 		Perftools__Profiles__Line *last;
