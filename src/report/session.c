@@ -190,10 +190,17 @@ static void help(struct batch *b)
 			/* the next sample's registers and stack top were decoded long ago: out of
 			 * cache by now */
 			if (i + 1 < b->n && !b->items[i + 1].side) {
-				__builtin_prefetch(b->items[i + 1].s.regs);
-				__builtin_prefetch(b->items[i + 1].s.regs + 8);
-				__builtin_prefetch(b->items[i + 1].s.stack);
-				__builtin_prefetch(b->items[i + 1].s.stack + 64);
+				const struct perf_sample *nx = &b->items[i + 1].s;
+
+				/* a sample without registers or stack has NULL there */
+				if (nx->regs) {
+					__builtin_prefetch(nx->regs);
+					__builtin_prefetch(nx->regs + 8);
+				}
+				if (nx->stack) {
+					__builtin_prefetch(nx->stack);
+					__builtin_prefetch(nx->stack + 64);
+				}
 			}
 			unwind_item(s, u, &b->items[i]);
 		}
