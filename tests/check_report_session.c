@@ -151,7 +151,7 @@ static void make_file(const char *path, uint64_t *ret_leaf, uint64_t *ret_caller
 	char exe[PATH_MAX];
 
 	ck_assert_ptr_nonnull(w);
-	self_map(leaf, &start, &end, &pgoff, exe);
+	self_map(caller, &start, &end, &pgoff, exe);	/* the leaf may lie outside */
 	put_comm(w, 100, "alpha");
 	put_comm(w, 200, "beta");
 	put_mmap(w, 100, start, end - start, pgoff, exe);
@@ -411,6 +411,37 @@ START_TEST(test_pprof_outer_line_is_symbol)
 }
 END_TEST
 
+/* A frame nothing symbolizes (an address outside every mapping) is a location without lines,
+ * as pprof models it, even as the profile's first location. */
+START_TEST(test_pprof_unsymbolized)
+{
+	struct seen sn = { 0 };
+	struct report_session *s;
+	struct pprof_writer *w;
+	Perftools__Profiles__Profile *p;
+	uint64_t count = 0;
+
+	leaf_fn = 0xfff;	/* the leaf's ip: 0x1000 */
+	s = open_ok(NULL, &sn);
+	w = pprof_writer__new(s);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(report_session__run(s), 0);
+	ck_assert_int_eq(pprof_writer__write(w, path_in("p.pb.gz")), 0);
+	p = read_profile(path_in("p.pb.gz"));
+	for (size_t i = 0; i < p->n_sample; i++) {
+		Perftools__Profiles__Location *leaf = p->location[p->sample[i]->location_id[0] - 1];
+
+		ck_assert_uint_eq(leaf->address, 0x1000);
+		ck_assert_uint_eq(leaf->n_line, 0);
+		count += (uint64_t)p->sample[i]->value[0];
+	}
+	ck_assert_uint_eq(count, 6);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	pprof_writer__free(w);
+	report_session__free(s);
+}
+END_TEST
+
 START_TEST(test_open_errors)
 {
 	struct report_session_opts bad = { .max_stack = -1 };
@@ -490,6 +521,7 @@ Suite *report_session_suite(void)
 	tcase_add_test(tc, test_sink_stops_and_aggregates);
 	tcase_add_test(tc, test_pprof_roundtrip);
 	tcase_add_test(tc, test_pprof_outer_line_is_symbol);
+	tcase_add_test(tc, test_pprof_unsymbolized);
 	tcase_add_test(tc, test_open_errors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("time");

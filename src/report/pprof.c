@@ -307,7 +307,9 @@ static bool loc_eq(const struct pprof_writer *w, uint32_t idx, const void *key)
 
 	return a->mapping == b->mapping && a->address == b->address &&
 	       a->nr_lines == b->nr_lines &&
-	       !memcmp(w->lines + a->line_off, b->lines, b->nr_lines * sizeof(struct pline));
+	       /* an unsymbolized location has no lines, and w->lines may still be NULL */
+	       (!b->nr_lines ||
+		!memcmp(w->lines + a->line_off, b->lines, b->nr_lines * sizeof(struct pline)));
 }
 
 #define MAX_LINES 32
@@ -382,7 +384,8 @@ static int64_t location_id(struct pprof_writer *w, const struct report_session_s
 	    grow(&w->lines, &w->cap_lines, w->nr_lines + key.nr_lines, sizeof(struct pline)) < 0)
 		return -ENOMEM;
 	loc = (struct ploc){ key.mapping, key.address, (uint32_t)w->nr_lines, key.nr_lines };
-	memcpy(w->lines + w->nr_lines, lines, key.nr_lines * sizeof(struct pline));
+	if (key.nr_lines)
+		memcpy(w->lines + w->nr_lines, lines, key.nr_lines * sizeof(struct pline));
 	w->nr_lines += key.nr_lines;
 	w->locs[w->nr_locs] = loc;
 	*sl = (struct slot){ h, (uint32_t)++w->nr_locs };
