@@ -3,10 +3,14 @@
  * malloc, calloc or realloc (FAILMALLOC_NTH=N; its forks go on from the count they inherit)
  * returns NULL with errno ENOMEM; every other call goes to glibc. N=0 fails none. With
  * FAILMALLOC_COUNT=PATH the number of calls is written to PATH at exit, to choose N. Other
- * programs (timeout, the profiled command) allocate normally. */
+ * programs (timeout, the profiled command) allocate normally. Calls made by libdw itself are
+ * neither counted nor failed: elfutils 0.188 asserts on a failed allocation in its concurrent
+ * hash tables (dynamicsizehash_concurrent.c, resize_coordinator), an abort no caller of libdw
+ * can handle; with several threads the Nth call lands there now and then. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,29 @@ extern void *__libc_realloc(void *p, size_t size);
 static atomic_ulong calls;
 static unsigned long nth;
 static char count_path[4096];
+/* libdw's code, from /proc/self/maps at start (it is a DT_NEEDED library, mapped by then) */
+static uintptr_t dw_lo, dw_hi;
+
+static void find_libdw(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4608];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x' &&
+		    strstr(line, "/libdw")) {
+			dw_lo = lo;
+			dw_hi = hi;
+			break;
+		}
+	}
+	fclose(f);
+}
 
 __attribute__((constructor)) static void failmalloc_init(void)
 {
@@ -33,6 +60,7 @@ __attribute__((constructor)) static void failmalloc_init(void)
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	if (strcmp(base, prog))
 		return;
+	find_libdw();	/* before nth is set: its own allocations never fail */
 	nth = n ? strtoul(n, NULL, 10) : 0;
 	if (c)
 		snprintf(count_path, sizeof(count_path), "%s", c);
@@ -54,9 +82,13 @@ __attribute__((destructor)) static void failmalloc_fini(void)
 	close(fd);
 }
 
-static int fail_now(void)
+static int fail_now(uintptr_t caller)
 {
-	unsigned long k = atomic_fetch_add(&calls, 1) + 1;
+	unsigned long k;
+
+	if (caller >= dw_lo && caller < dw_hi)
+		return 0;
+	k = atomic_fetch_add(&calls, 1) + 1;
 
 	if (nth && k == nth) {
 		errno = ENOMEM;
@@ -67,15 +99,15 @@ static int fail_now(void)
 
 void *malloc(size_t size)
 {
-	return fail_now() ? NULL : __libc_malloc(size);
+	return fail_now((uintptr_t)__builtin_return_address(0)) ? NULL : __libc_malloc(size);
 }
 
 void *calloc(size_t n, size_t size)
 {
-	return fail_now() ? NULL : __libc_calloc(n, size);
+	return fail_now((uintptr_t)__builtin_return_address(0)) ? NULL : __libc_calloc(n, size);
 }
 
 void *realloc(void *p, size_t size)
 {
-	return fail_now() ? NULL : __libc_realloc(p, size);
+	return fail_now((uintptr_t)__builtin_return_address(0)) ? NULL : __libc_realloc(p, size);
 }
