@@ -48,6 +48,7 @@ __attribute__((noinline)) unsigned long cold_function(unsigned long n)
 static struct perf_writer *w;
 static int comp_level;
 static int per_thread = 150;
+static pthread_barrier_t pass_barrier;
 
 struct map {
 	uint64_t start, end, pgoff, ino;
@@ -208,9 +209,17 @@ static void *reader(void *arg)
 	uint64_t first = UINT64_MAX, last = 0;
 	int i = 0, err = 0;
 
-	while (i < per_thread && !err) {
-		uint64_t started = perf_writer__round(w);
+	for (int pass = 0; pass < (per_thread + PASS - 1) / PASS; pass++) {
+		uint64_t started;
 		int n = 0;
+
+		/* the readers' passes in lockstep, so that each pass of both ends a round: how many
+		 * FINISHED_ROUNDs there are must not depend on how the scheduler interleaves the two
+		 * (beside a CPU hog one ran all its passes before the other began: one round) */
+		pthread_barrier_wait(&pass_barrier);
+		if (err)
+			continue;
+		started = perf_writer__round(w);
 
 		for (; n < PASS && i < per_thread; n++, i++) {
 			bool hot = i % 3 != 2;
@@ -248,7 +257,6 @@ static void *reader(void *arg)
 		err = perf_writer__append(w, &iov, 1);
 		if (!err)
 			err = perf_writer__pass_done(w, slot, started);
-		usleep(200); /* let the other reader interleave */
 	}
 	if (first <= last)
 		perf_writer__note_time(w, first, last);
@@ -318,6 +326,8 @@ int main(int argc, char **argv)
 		r = perf_writer__set_round_slots(w, NTHREADS);
 	if (!r)
 		r = perf_writer__sync(w);
+	if (!r)
+		r = -pthread_barrier_init(&pass_barrier, NULL, NTHREADS);
 	for (uintptr_t i = 0; !r && i < NTHREADS; i++)
 		r = -pthread_create(&t[i], NULL, reader, (void *)i);
 	for (int i = 0; !r && i < NTHREADS; i++) {
