@@ -1,10 +1,11 @@
-# Sourced by integration tests: a scratch directory removed at exit, and small assertions.
+# Sourced by integration tests: a scratch directory removed at exit (kept with KEEP_T=1, to look
+# at a failure), and small assertions.
 # Each test is a plain sh script: exit 0 pass, 77 skip, anything else fail.
 set -eu
 TOP=${PRECORD_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 W="$TOP/build/workloads"
 T=$(mktemp -d /tmp/precord-test.XXXXXX)
-trap 'rm -rf "$T"' EXIT INT TERM
+trap '[ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT INT TERM
 cd "$T"
 
 # user_bins FILE...: copies of FILEs (and of precord) in $T/bin, for the test users to run: the

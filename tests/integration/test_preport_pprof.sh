@@ -1,9 +1,12 @@
 #!/bin/sh
 # preport --pprof read back by an independent reader, `go tool pprof`: every function's flat
-# share (inlined functions included) agrees with preport's self table (--no-children -g none
-# --sort sym) to 0.1 point, on a
+# share agrees with preport's self table (--no-children -g none --sort sym) to 0.1 point, on a
 # perf -z DWARF recording and on precord's; the labels comm/pid/tid are there, and mappings
-# carry the executable's build id. Also: a bad output path is an error naming the path.
+# carry the executable's build id. Both sides by symbol: the self table names a sample by its
+# symbol (as perf does), where pprof's flat share goes to the innermost function inlined at the
+# address (so `go tool pprof -noinlines`). The inlined functions are checked on their own: on
+# a workload whose hot code is std::sort inlined into main, pprof's flat shares go to them.
+# Also: a bad output path is an error naming the path.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -24,12 +27,24 @@ pre_self() {
 		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +\[.\] /, ""); sub(/ +$/, ""); sub(/ \(inlined\)$/, ""); s[$0] += p }
 		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
 }
+# pprof_flat PROFILE [-noinlines]
 pprof_flat() {
-	go tool pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1" 2> pprof.err |
+	go tool pprof -top ${2:-} -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1" 2> pprof.err |
 		awk 'f && NF >= 6 { p = $2 + 0; n = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", n)
 				     sub(/ +$/, "", n); s[n] += p }
 		     /flat%/ { f = 1 }
 		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
+}
+
+# agree LABEL: every row of pre.tsv or pp.tsv above 0.1% is on the other within 0.1 point;
+# prints how many rows were compared.
+agree() {
+	join -t "$(printf '\t')" -a 1 -a 2 -e 0 -o 0,1.2,2.2 pre.tsv pp.tsv |
+		awk -F '\t' -v f="$1" '
+			$2 + 0 < 0.1 && $3 + 0 < 0.1 { next }
+			{ n++; d = $2 - $3; if (d < 0) d = -d
+			  if (d > 0.1) { printf "FAIL: %s: %s: preport %s%%, pprof %s%%\n", f, $1, $2, $3 > "/dev/stderr"; bad++ } }
+			END { print n + 0; exit bad > 0 }'
 }
 
 exe_id=$(readelf -n "$W/mixed" 2> /dev/null | awk '/Build ID/ { print $3 }')
@@ -41,15 +56,9 @@ for f in perf.data precord.data; do
 	[ ! -s out.txt ] || fail "$f: --pprof also printed a report on stdout"
 	gzip -t prof.pb.gz || fail "$f: the profile is not gzip'd"
 	pre_self "$f" > pre.tsv
-	pprof_flat prof.pb.gz > pp.tsv
+	pprof_flat prof.pb.gz -noinlines > pp.tsv
 	[ -s pp.tsv ] || { cat pprof.err >&2; fail "$f: go tool pprof -top read nothing"; }
-	# every row of either side above 0.1% must be on the other within 0.1 point
-	rows=$(join -t "$(printf '\t')" -a 1 -a 2 -e 0 -o 0,1.2,2.2 pre.tsv pp.tsv |
-		awk -F '\t' -v f="$f" '
-			$2 + 0 < 0.1 && $3 + 0 < 0.1 { next }
-			{ n++; d = $2 - $3; if (d < 0) d = -d
-			  if (d > 0.1) { printf "FAIL: %s: %s: preport %s%%, pprof %s%%\n", f, $1, $2, $3 > "/dev/stderr"; bad++ } }
-			END { print n + 0; exit bad > 0 }') || fail "$f: pprof's flat shares disagree with preport's self table"
+	rows=$(agree "$f") || fail "$f: pprof's flat shares disagree with preport's self table"
 	assert_ge "$rows" 5 "$f: functions compared"
 	top=$(awk -F '\t' '{ print $2 "\t" $1 }' pp.tsv | sort -rn | head -1 | cut -f2)
 	[ "$top" = "mix::lib_crunch" ] || fail "$f: pprof's top function is '$top', not mix::lib_crunch"
@@ -64,6 +73,23 @@ for f in perf.data precord.data; do
 		{ sed -n '/^Mappings/,$p' raw.txt >&2; fail "$f: no mapping of mixed with build id $exe_id"; }
 	echo "ok: $f: $rows functions agree with go tool pprof to 0.1 point; labels and build ids present"
 done
+
+# Inlined functions as pprof models them (Lines of one Location): the inlines workload's time
+# is in std::sort's partition, inlined into main; at -O2 nothing of it is a symbol.
+[ -x "$W/inlines" ] || fail "the inlines workload is missing (make test-bins)"
+precord -q -e cpu-clock -o inl.data -- "$W/inlines" 0.5 > /dev/null || fail "precord failed (inlines)"
+preport -q -i inl.data --pprof inl.pb.gz || fail "preport --pprof failed (inlines)"
+pprof_flat inl.pb.gz > inl.tsv
+[ -s inl.tsv ] || { cat pprof.err >&2; fail "go tool pprof -top read nothing (inlines)"; }
+awk -F '\t' '$1 ~ /\(inline\)$/ && $2 >= 1' inl.tsv > inl_rows.tsv
+assert_ge "$(wc -l < inl_rows.tsv)" 3 "inlined functions with 1% or more of pprof's flat share"
+grep -q '^__unguarded_partition (inline)' inl_rows.tsv ||
+	{ cat inl.tsv >&2; fail "std::sort's inlined __unguarded_partition has no flat share in pprof"; }
+# and by symbol, the same profile agrees with the self table
+pre_self inl.data > pre.tsv
+pprof_flat inl.pb.gz -noinlines > pp.tsv
+rows=$(agree inl.data) || fail "inl.data: pprof's flat shares (-noinlines) disagree with preport's self table"
+echo "ok: inlines: $(wc -l < inl_rows.tsv) inlined functions with 1%+ of pprof's flat share; $rows functions agree by symbol"
 
 set +e
 preport -q -i perf.data --pprof /nonexistent/dir/p.pb.gz > /dev/null 2> err.txt
