@@ -426,14 +426,26 @@ static bool push_entry(struct exporter *e, const struct export_cfg *cfg, const c
 	const char *why = push__error(&t);
 	long long from, until;
 	enum push_result r;
+	struct stat st;
+	bool sized, gone;
 
 	if (!path_of(path, "%s/" SPOOL_DIR "/%s", cfg->dir, name))
 		return true;
 	spool_parse(name, &from, &until);
+	sized = stat(path, &st) == 0;
 	r = push__profile(&t, path, (time_t)from, (time_t)until);
-	if (r != PUSH_RETRY)
-		unlink(path);
+	gone = r != PUSH_RETRY && unlink(path) == 0;
 	pthread_mutex_lock(&e->lock);
+	/* the spool's counts change with the push's, in one step of the status: the recount
+	 * after the round comes later (a client that saw pushed=2 must not see spooled=2) */
+	if (gone && sized) {
+		uint64_t b = disk_bytes(&st);
+
+		e->spool_files -= e->spool_files ? 1 : 0;
+		e->spool_bytes -= b < e->spool_bytes ? b : e->spool_bytes;
+		if (st.st_nlink <= 1)	/* not also kept beside its file */
+			e->disk_bytes -= b < e->disk_bytes ? b : e->disk_bytes;
+	}
 	switch (r) {
 	case PUSH_OK:
 		e->pushed++;
