@@ -939,9 +939,13 @@ void perf_reader__free(struct perf_reader *r)
 /* With a decoding thread: items queued between it and the delivering thread, and how many
  * blocks it may fill ahead of the one being delivered. */
 #define PIPE_ITEMS 256
-#define PIPE_AHEAD_BLOCKS 2
+#define PIPE_AHEAD_BLOCKS 4
 /* Items queued before a waiting delivering side is woken. */
 #define PIPE_WAKE 16
+/* A decoder that had to wait goes on once it has room for several items or blocks, not one:
+ * woken for each, the two sides took turns on one CPU every few microseconds. */
+#define PIPE_RESUME_ITEMS (PIPE_ITEMS / 2)
+#define PIPE_RESUME_BLOCKS (PIPE_AHEAD_BLOCKS - 2)
 
 struct walk;
 /* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */
@@ -995,6 +999,7 @@ struct pipe {
 	size_t head, tail;          /* counts: items popped, pushed */
 	uint64_t blocks_pushed, blocks_seen;
 	bool c_waiting, p_waiting;  /* the delivering, the decoding side waits on cond */
+	bool p_far;                 /* the decoding side waits for blocks, not items */
 	bool stop;                  /* the delivering side stopped: the decoder ends */
 };
 
@@ -1232,7 +1237,8 @@ static int take_segment(struct walk *w, struct item *it)
 		if (w->pipe) {
 			pthread_mutex_lock(&w->pipe->lock);
 			w->pipe->blocks_seen++;
-			if (w->pipe->p_waiting)
+			if (w->pipe->p_waiting && w->pipe->p_far &&
+			    w->pipe->blocks_pushed - w->pipe->blocks_seen <= PIPE_RESUME_BLOCKS)
 				pthread_cond_broadcast(&w->pipe->cond);
 			pthread_mutex_unlock(&w->pipe->lock);
 		}
@@ -1304,12 +1310,19 @@ static int push(struct walk *w, struct item *it)
 		return stop;
 	}
 	pthread_mutex_lock(&p->lock);
-	while (!p->stop && (p->tail - p->head == PIPE_ITEMS ||
-			    (fresh && p->blocks_pushed - p->blocks_seen >= PIPE_AHEAD_BLOCKS))) {
+	for (bool waited = false; !p->stop; waited = true) {
+		size_t used = p->tail - p->head;
+		uint64_t ahead = p->blocks_pushed - p->blocks_seen;
+		bool full = used >= (waited ? PIPE_RESUME_ITEMS : PIPE_ITEMS);
+		bool far = fresh && ahead > (waited ? PIPE_RESUME_BLOCKS : PIPE_AHEAD_BLOCKS - 1);
+
+		if (!full && !far)
+			break;
 		/* the delivering side may be waiting for a batch that will not fill now */
 		if (p->c_waiting)
 			pthread_cond_broadcast(&p->cond);
 		p->p_waiting = true;
+		p->p_far = !full;
 		pthread_cond_wait(&p->cond, &p->lock);
 		p->p_waiting = false;
 	}
@@ -1558,7 +1571,7 @@ static void consume_pipe(struct walk *w)
 			p->c_waiting = false;
 		}
 		it = p->ring[p->head++ % PIPE_ITEMS];
-		if (p->p_waiting)
+		if (p->p_waiting && !p->p_far && p->tail - p->head < PIPE_RESUME_ITEMS)
 			pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 		stop = consume(w, &it) == STOP;
