@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -478,6 +479,42 @@ START_TEST(test_edit_in_place_as_copy)
 }
 END_TEST
 
+struct announced { int n; char names[8][32]; };
+
+static void on_new_file(void *ctx, struct dso *d)
+{
+	struct announced *a = ctx;
+
+	ck_assert_int_lt(a->n, 8);
+	snprintf(a->names[a->n++], 32, "%s", dso__name(d));
+}
+
+/* on_new_file: once per file, at its first executable map; never for data maps, anonymous or
+ * special maps, deleted files, the kernel. */
+START_TEST(test_new_file_hook)
+{
+	struct announced a = { 0 };
+	struct machine_opts mo = { .on_new_file = on_new_file, .ctx = &a };
+	struct machine *m = machine__new(&mo);
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(machine__mmap(m, 1, 0x1000, 0x1000, 0, PROT_READ, "/lib/d", NULL, 0), 0);
+	ck_assert_int_eq(a.n, 0);
+	ck_assert_int_eq(machine__mmap(m, 1, 0x2000, 0x1000, 0, RX, "/lib/a", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 2, 0x2000, 0x1000, 0, RX, "/lib/a", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 1, 0x3000, 0x1000, 0, RX, "//anon", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 1, 0x4000, 0x1000, 0, RX, "[vdso]", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 1, 0x5000, 0x1000, 0, RX, "/x (deleted)", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, -1, 0xffffffff81000000ULL, 0x1000000, 0, RX,
+				       "[kernel.kallsyms]_text", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 1, 0x6000, 0x1000, 0, RX, "/lib/d", NULL, 0), 0);
+	ck_assert_int_eq(a.n, 2);
+	ck_assert_str_eq(a.names[0], "/lib/a");
+	ck_assert_str_eq(a.names[1], "/lib/d");
+	machine__free(m);
+}
+END_TEST
+
 Suite *machine_suite(void)
 {
 	Suite *s = suite_create("machine");
@@ -487,6 +524,7 @@ Suite *machine_suite(void)
 	tcase_add_test(tc, test_overlap_replaces_and_splits);
 	tcase_add_test(tc, test_fork_thread_exec_exit);
 	tcase_add_test(tc, test_kernel_maps);
+	tcase_add_test(tc, test_new_file_hook);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("records");
 	tcase_add_test(tc, test_process_records);

@@ -256,6 +256,8 @@ START_TEST(test_order_symbols_counts)
 	ck_assert_uint_eq(st->attr_samples[0], 6);
 	ck_assert_uint_eq(st->attr_lost_samples[0], 7);
 	ck_assert_str_eq(report_session__event_name(s, 0), "cpu-clock");
+	/* two threads: the one file both pids map was loaded ahead, once */
+	ck_assert_uint_eq(st->nr_preload_queued, 1);
 	ck_assert_int_eq(report_session__run(s), -EALREADY);
 	report_session__free(s);
 }
@@ -276,6 +278,7 @@ START_TEST(test_filters_and_time)
 	ck_assert_uint_eq(sn.times[0], 30);
 	ck_assert_uint_eq(sn.times[1], 50);
 	ck_assert(sn.filtered[0] && !sn.filtered[1]);
+	ck_assert_uint_eq(report_session__stats(s)->nr_preload_queued, 0); /* one thread: none */
 	report_session__free(s);
 
 	/* pid filter alone: the other pid's samples arrive filtered, with their ip only */

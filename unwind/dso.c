@@ -126,3 +126,12 @@ const struct symtab *dso__symtab(struct dso *d)
 	f = dso__elf(d);
 	return f ? elf_file__symtab(f) : NULL;
 }
+
+void dso__preload(struct dso *d, bool dwarf)
+{
+	struct elf_file *f;
+
+	dso__symtab(d);
+	if (dwarf && (f = dso__elf(d)))
+		elf_file__has_dwarf(f);
+}

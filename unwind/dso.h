@@ -40,4 +40,8 @@ struct elf_file *dso__elf(struct dso *d);
 /* Its symbols (ELF, debug file or kallsyms), loaded on first call; thread safe; NULL if none. */
 const struct symtab *dso__symtab(struct dso *d);
 
+/* Load its symbols, and with dwarf its DWARF for inlined frames and source lines, now (on a
+ * thread of its own, ahead of the lookups, which then wait for a load in progress). */
+void dso__preload(struct dso *d, bool dwarf);
+
 #endif

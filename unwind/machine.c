@@ -201,6 +201,10 @@ struct machine *machine__new(const struct machine_opts *opts)
 			goto nomem;
 	}
 	m->running_vdso = opts && opts->running_vdso;
+	if (opts) {
+		m->on_new_file = opts->on_new_file;
+		m->ctx = opts->ctx;
+	}
 	if (opts && opts->kallsyms && !(m->kallsyms = strdup(opts->kallsyms)))
 		goto nomem;
 	m->kernel_dso = dso_find(m, "[kernel.kallsyms]", true);
@@ -329,6 +333,11 @@ int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id
 	return 0;
 }
 
+void machine__preload_kernel(struct machine *m)
+{
+	dso__symtab(m->kernel_dso);
+}
+
 /* Edit the kernel snapshot or process p's: in place when nothing else holds it (acquire: pairs
  * with the release of the last worker's put, whose reads are then over), else into a copy. */
 static int apply_edit(struct machine *m, struct map_snapshot **slot, uint64_t start, uint64_t end,
@@ -381,6 +390,11 @@ int machine__mmap(struct machine *m, int32_t pid, uint64_t start, uint64_t len, 
 			build_id_len = sizeof(add.dso->build_id);
 		memcpy(add.dso->build_id, build_id, build_id_len);
 		add.dso->build_id_len = build_id_len;
+	}
+	if (!kernel && (prot & PROT_EXEC) && add.dso->kind == DSO_FILE && !add.dso->announced &&
+	    m->on_new_file) {
+		add.dso->announced = true;
+		m->on_new_file(m->ctx, add.dso);
 	}
 	if (kernel)
 		return apply_edit(m, &m->kernel, add.start, add.end, &add);

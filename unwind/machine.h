@@ -34,6 +34,10 @@ struct machine_opts {
 	/* The recording was made on the running kernel: [vdso] maps are read from this process's
 	 * own vDSO (same kernel, same image), for unwinding and symbols. */
 	bool running_vdso;
+	/* Called on the thread applying records when a map first names a file with executable
+	 * code: a chance to load its dso ahead on another thread (dso__preload). NULL: none. */
+	void (*on_new_file)(void *ctx, struct dso *d);
+	void *ctx;
 };
 
 /* Errors: the machine's calls return 0 or -errno (NULL with errno set); their only failures are
@@ -72,6 +76,10 @@ struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid);
 
 /* The dso kernel addresses resolve to when no kernel map holds them. Never NULL. */
 struct dso *machine__kernel_dso(struct machine *m);
+
+/* Load the kernel's symbols (kallsyms) now, on any thread, while other threads use m; the
+ * first lookup then waits for the load in progress rather than starting its own. */
+void machine__preload_kernel(struct machine *m);
 
 /* Frees everything; every snapshot must have been put. NULL is a no-op. */
 void machine__free(struct machine *m);

@@ -27,6 +27,7 @@ struct dso {
 	atomic_bool elf_done;	/* release after elf is set; pairs with the acquire in dso__elf */
 	struct elf_file *elf;
 	uint32_t seq;	/* 1 + how many dsos the machine made before this one */
+	bool announced;	/* given to on_new_file (by the thread applying records) */
 };
 
 struct map_snapshot {
@@ -52,6 +53,8 @@ struct machine {
 	bool own_cache;
 	char *kallsyms;
 	bool running_vdso;
+	void (*on_new_file)(void *ctx, struct dso *d);
+	void *ctx;
 	pthread_mutex_t kallsyms_lock;
 	atomic_bool kallsyms_done;
 	struct symtab *kallsyms_tab;

@@ -430,6 +430,17 @@ static int add_inputs(const struct cli *c, struct report_session *s)
 	return 0;
 }
 
+/* Whether a report with these options reads DWARF: inlined frames, or a srcline key. */
+static bool wants_dwarf(const struct report_opts *ro)
+{
+	if (!ro->no_inline)
+		return true;
+	for (size_t i = 0; i < ro->nr_sort_keys; i++)
+		if (ro->sort_keys[i] == REPORT_SORT_SRCLINE)
+			return true;
+	return false;
+}
+
 static struct report_session *open_session(const struct cli *c, int *ret_status)
 {
 	struct report_session_opts so = {
@@ -439,6 +450,7 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 		.tids = c->tids, .nr_tids = c->nr_tids,
 		.comms = c->comms, .nr_comms = c->nr_comms,
 		.cgroups = c->cgroups, .nr_cgroups = c->nr_cgroups,
+		.prefetch_dwarf = wants_dwarf(&c->ro),
 	};
 	struct report_session *s = report_session__new(&so);
 	int e;

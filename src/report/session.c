@@ -25,6 +25,8 @@
 #define BATCH 256
 #define CHUNK 8         /* samples claimed at a time */
 #define NAME_LEN 96
+/* files loaded ahead at most (the rest on first use): a system-wide recording names thousands */
+#define PREFETCH_MAX 64
 
 struct item {
 	struct perf_sample s;
@@ -52,6 +54,7 @@ struct batch {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int pending;
+	struct job { struct batch *b; unsigned int slot; } *jobs; /* one per worker */
 };
 
 struct report_session {
@@ -74,11 +77,21 @@ struct report_session {
 	struct batch batches[2];
 	struct batch *fill, *inflight;  /* being read; being unwound (or NULL) */
 
-	/* unwinders: one per job (at most nr_threads at once), back to the pool after it */
-	pthread_mutex_t pool_lock;
-	struct unwinder **pool;
-	size_t nr_pool, nr_unwinders;
+	/* unwinders, one per thread and made on its first job: slot 0 the calling thread's, slot
+	 * i + 1 worker i's. An unwinder (its libunwind caches, its address spaces) stays on the
+	 * core of its thread; handed round a pool, its locks and caches crossed cores each batch. */
 	struct unwinder **all;
+	size_t nr_slots;
+
+	/* with more than one thread: kernel symbols, and the files the maps name, loading beside
+	 * the pass (prefetch_start); the files in a queue the record thread fills */
+	pthread_t prefetch[2];
+	bool prefetching[2];
+	pthread_mutex_t pf_lock;
+	pthread_cond_t pf_cond;
+	bool pf_stop;
+	struct dso *pf_queue[PREFETCH_MAX];
+	size_t pf_head, pf_tail;
 
 	struct report_session_stats st;
 	uint64_t *attr_samples, *attr_lost, *attr_bad;
@@ -126,31 +139,20 @@ static bool comm_in_list(const char *const *l, size_t n, const char *v)
 	return false;
 }
 
-static struct unwinder *pool_get(struct report_session *s)
+/* The unwinder of slot (made on first use; only its own thread uses a slot). */
+static struct unwinder *slot_unwinder(struct report_session *s, unsigned int slot)
 {
-	struct unwinder *u = NULL;
+	struct unwinder *u;
 
-	pthread_mutex_lock(&s->pool_lock);
-	if (s->nr_pool) {
-		u = s->pool[--s->nr_pool];
-	} else if (s->nr_unwinders < s->nr_threads) {
-		u = unwinder__new();
-		if (u)
-			s->all[s->nr_unwinders++] = u;
-		if (u && s->opts.addresses_only)
-			unwinder__set_addresses_only(u, true);
-	}
-	pthread_mutex_unlock(&s->pool_lock);
+	if (slot >= s->nr_slots)
+		return NULL;
+	if ((u = s->all[slot]))
+		return u;
+	u = unwinder__new();
+	if (u && s->opts.addresses_only)
+		unwinder__set_addresses_only(u, true);
+	s->all[slot] = u;
 	return u;
-}
-
-static void pool_put(struct report_session *s, struct unwinder *u)
-{
-	if (!u)
-		return;
-	pthread_mutex_lock(&s->pool_lock);
-	s->pool[s->nr_pool++] = u;
-	pthread_mutex_unlock(&s->pool_lock);
 }
 
 static void unwind_item(struct report_session *s, struct unwinder *u, struct item *it)
@@ -174,8 +176,8 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 	}
 }
 
-/* Claim and unwind chunks of b until none is left. */
-static void help(struct batch *b)
+/* Claim and unwind chunks of b until none is left, with slot's unwinder. */
+static void help(struct batch *b, unsigned int slot)
 {
 	struct report_session *s = b->s;
 	struct unwinder *u = NULL;
@@ -185,7 +187,7 @@ static void help(struct batch *b)
 		size_t hi = i + CHUNK < b->n ? i + CHUNK : b->n;
 
 		if (!u)
-			u = pool_get(s);
+			u = slot_unwinder(s, slot);
 		for (; i < hi; i++) {
 			/* the next sample's registers and stack top were decoded long ago: out of
 			 * cache by now */
@@ -205,15 +207,15 @@ static void help(struct batch *b)
 			unwind_item(s, u, &b->items[i]);
 		}
 	}
-	pool_put(s, u);
 }
 
 /* A worker's share of a batch; the mutex hands its items' frames to the caller. */
 static void batch_job(void *arg)
 {
-	struct batch *b = arg;
+	struct job *j = arg;
+	struct batch *b = j->b;
 
-	help(b);
+	help(b, j->slot);
 	pthread_mutex_lock(&b->lock);
 	if (!--b->pending)
 		pthread_cond_signal(&b->cond);
@@ -231,7 +233,8 @@ static void batch_start(struct report_session *s, struct batch *b)
 		pthread_mutex_lock(&b->lock);
 		b->pending++;
 		pthread_mutex_unlock(&b->lock);
-		if (wq__submit(s->wq, i, batch_job, b) < 0) {
+		b->jobs[i] = (struct job){ b, i + 1 };
+		if (wq__submit(s->wq, i, batch_job, &b->jobs[i]) < 0) {
 			pthread_mutex_lock(&b->lock);
 			b->pending--;
 			pthread_mutex_unlock(&b->lock);
@@ -298,7 +301,7 @@ static int batch_finish(struct report_session *s, struct batch *b, bool deliver)
 {
 	int ret = 0;
 
-	help(b);
+	help(b, 0);
 	pthread_mutex_lock(&b->lock);
 	while (b->pending)
 		pthread_cond_wait(&b->cond, &b->lock);
@@ -565,10 +568,12 @@ static void name_events(struct report_session *s)
 /* Kernel symbols from /proc/kallsyms only when the file was recorded on the running kernel; a
  * file without features (its recorder was killed) names no kernel: take it for this one, as perf
  * does. */
-static struct machine *machine_for(struct perf_reader *r)
+static void prefetch_file(void *ctx, struct dso *d);
+
+static struct machine *machine_for(struct report_session *s, struct perf_reader *r)
 {
 	const struct perf_reader_info *in = perf_reader__info(r);
-	struct machine_opts mo = { 0 };
+	struct machine_opts mo = { .on_new_file = prefetch_file, .ctx = s };
 	const uint8_t *kid = NULL;
 	size_t kid_len = 0;
 	struct machine *m;
@@ -606,11 +611,11 @@ static int session_setup(struct report_session *s)
 	s->attr_bad = calloc(s->st.nr_attrs, sizeof(uint64_t));
 	s->attr_bad_err = calloc(s->st.nr_attrs, sizeof(int));
 	s->names = calloc(s->st.nr_attrs, NAME_LEN);
-	s->pool = calloc(s->nr_threads, sizeof(*s->pool));
 	s->all = calloc(s->nr_threads, sizeof(*s->all));
-	s->m = machine_for(s->r);
+	s->nr_slots = s->all ? s->nr_threads : 0;
+	s->m = machine_for(s, s->r);
 	if (!s->attr_samples || !s->attr_lost || !s->attr_bad || !s->attr_bad_err || !s->names ||
-	    !s->pool || !s->all || !s->m)
+	    !s->all || !s->m)
 		return -ENOMEM;
 	s->st.attr_samples = s->attr_samples;
 	s->st.attr_lost_samples = s->attr_lost;
@@ -629,7 +634,8 @@ struct report_session *report_session__new(const struct report_session_opts *opt
 
 	if (!s)
 		return NULL;
-	pthread_mutex_init(&s->pool_lock, NULL);
+	pthread_mutex_init(&s->pf_lock, NULL);
+	pthread_cond_init(&s->pf_cond, NULL);
 	for (int i = 0; i < 2; i++) {
 		pthread_mutex_init(&s->batches[i].lock, NULL);
 		pthread_cond_init(&s->batches[i].cond, NULL);
@@ -903,7 +909,8 @@ static int run_setup(struct report_session *s)
 		b->s = s;
 		b->items = calloc(BATCH, sizeof(*b->items));
 		b->frames = malloc(sizeof(struct unwind_frame) * BATCH * (size_t)s->opts.max_stack);
-		if (!b->items || !b->frames)
+		b->jobs = calloc(s->nr_threads, sizeof(*b->jobs));
+		if (!b->items || !b->frames || !b->jobs)
 			return -ENOMEM;
 	}
 	s->fill = &s->batches[0];
@@ -915,12 +922,83 @@ static int run_setup(struct report_session *s)
 	return 0;
 }
 
+static void *prefetch_kernel(void *arg)
+{
+	struct report_session *s = arg;
+
+	machine__preload_kernel(s->m);
+	return NULL;
+}
+
+/* The files the first maps name, in that order, until the pass is over. */
+static void *prefetch_files(void *arg)
+{
+	struct report_session *s = arg;
+	struct dso *d;
+
+	for (;;) {
+		pthread_mutex_lock(&s->pf_lock);
+		while (s->pf_head == s->pf_tail && !s->pf_stop)
+			pthread_cond_wait(&s->pf_cond, &s->pf_lock);
+		d = s->pf_stop ? NULL : s->pf_queue[s->pf_head++];
+		pthread_mutex_unlock(&s->pf_lock);
+		if (!d)
+			return NULL;
+		dso__preload(d, s->opts.prefetch_dwarf);
+	}
+}
+
+/* machine's on_new_file, on the thread applying records */
+static void prefetch_file(void *ctx, struct dso *d)
+{
+	struct report_session *s = ctx;
+
+	pthread_mutex_lock(&s->pf_lock);
+	if (s->prefetching[1] && !s->pf_stop && s->pf_tail < PREFETCH_MAX) {
+		s->pf_queue[s->pf_tail++] = d;
+		pthread_cond_signal(&s->pf_cond);
+	}
+	pthread_mutex_unlock(&s->pf_lock);
+}
+
+/* What the first samples would otherwise wait for in turn, one thread at a time (reading
+ * /proc/kallsyms, libc's compressed DWARF: a tenth of a pass each), loads from the start, on
+ * two threads of their own, in parallel with each other and with decoding and reading: the
+ * kernel's symbols, and the files as the first maps name them (symbols, and DWARF when the
+ * sinks ask for it). One thread means one: nothing loads ahead. A thread that cannot start
+ * leaves its loads to first use. */
+static void prefetch_start(struct report_session *s)
+{
+	void *(*fn[2])(void *) = { prefetch_kernel, prefetch_files };
+
+	if (s->nr_threads < 2 || s->opts.addresses_only)
+		return;
+	for (int i = 0; i < 2; i++)
+		s->prefetching[i] = !pthread_create(&s->prefetch[i], NULL, fn[i], s);
+}
+
+static void prefetch_join(struct report_session *s)
+{
+	pthread_mutex_lock(&s->pf_lock);
+	s->pf_stop = true;
+	pthread_cond_broadcast(&s->pf_cond);
+	pthread_mutex_unlock(&s->pf_lock);
+	for (int i = 0; i < 2; i++)
+		if (s->prefetching[i]) {
+			pthread_join(s->prefetch[i], NULL);
+			s->prefetching[i] = false;
+		}
+	s->st.nr_preload_queued = s->pf_tail;
+}
+
 static void sum_unwind_stats(struct report_session *s)
 {
 	struct unwinder_stats us, *t = &s->st.unwind;
 
 	memset(t, 0, sizeof(*t));
-	for (size_t i = 0; i < s->nr_unwinders; i++) {
+	for (size_t i = 0; i < s->nr_slots; i++) {
+		if (!s->all[i])
+			continue;
 		unwinder__stats(s->all[i], &us);
 		t->samples += us.samples;
 		t->dwarf_samples += us.dwarf_samples;
@@ -944,11 +1022,13 @@ int report_session__run(struct report_session *s)
 	e = run_setup(s);
 	if (e < 0)
 		return e;
+	prefetch_start(s);
 	ret = walk_files(s, on_record, true);
 	/* damage is not an error: what preceded it is delivered */
 	e = flush_all(s, !ret);
 	if (!ret)
 		ret = e;
+	prefetch_join(s);
 	sum_unwind_stats(s);
 	if (s->has_filter && s->filter.finish) {
 		e = s->filter.finish(s->filter.ctx, s);
@@ -991,6 +1071,7 @@ void report_session__free(struct report_session *s)
 	if (!s)
 		return;
 	/* after a stopped pass: no batch is in flight (run finished them), only leftovers */
+	prefetch_join(s);
 	wq__free(s->wq);
 	for (int i = 0; i < 2; i++) {
 		struct batch *b = &s->batches[i];
@@ -1001,10 +1082,13 @@ void report_session__free(struct report_session *s)
 		}
 		free(b->items);
 		free(b->frames);
+		free(b->jobs);
 		pthread_mutex_destroy(&b->lock);
 		pthread_cond_destroy(&b->cond);
 	}
-	for (size_t i = 0; i < s->nr_unwinders; i++)
+	pthread_mutex_destroy(&s->pf_lock);
+	pthread_cond_destroy(&s->pf_cond);
+	for (size_t i = 0; i < s->nr_slots; i++)
 		unwinder__free(s->all[i]);
 	machine__free(s->m);
 	perf_reader__free(s->r);
@@ -1014,9 +1098,7 @@ void report_session__free(struct report_session *s)
 	for (size_t i = 0; i < s->nr_cgroups; i++)
 		free(s->cgroups[i].path);
 	free(s->cgroups);
-	pthread_mutex_destroy(&s->pool_lock);
 	free(s->all);
-	free(s->pool);
 	free(s->sinks);
 	free(s->attr_samples);
 	free(s->attr_lost);

@@ -41,6 +41,9 @@ struct report_session_opts {
 	size_t ordered_max_bytes;
 	/* Frames carry addresses only (unwinder__set_addresses_only): no symbol lookups. */
 	bool addresses_only;
+	/* The sinks ask for inlined frames or source lines: with more than one thread, the DWARF
+	 * of the files the header names is opened ahead of the pass, beside the ELF symbols. */
+	bool prefetch_dwarf;
 };
 
 /* One resolved sample, valid during the sink's call only. */
@@ -95,6 +98,8 @@ struct report_session_stats {
 	size_t nr_attrs;
 	struct unwinder_stats unwind;       /* summed over the session's unwinders */
 	unsigned int nr_threads;            /* threads that unwound */
+	size_t nr_preload_queued;           /* files handed to the thread loading ahead (it drops
+					     * those it has not reached when the pass ends) */
 };
 
 /* An empty session with opts (copied; may be NULL; its arrays must outlive the session).
