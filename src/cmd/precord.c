@@ -514,14 +514,16 @@ static int run(const struct record_opts *o)
 	r = record__start(rec);
 	if (r < 0) {
 		int exec_err = record__exec_error(rec);
+		bool refused = record__refused(rec);
 
 		cli__err("%s", record__error(rec));
 		record__stop(rec);
 		record__free(rec);
 		if (exec_err)
 			return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
-		/* -p of a process that does not exist is bad usage: nothing was recorded. */
-		return r == -ESRCH && o->nr_pids ? EXIT_USAGE : EXIT_FAIL;
+		/* -p of a process that does not exist, or settings that cannot be honoured, are bad
+		 * usage: nothing was recorded. */
+		return (r == -ESRCH && o->nr_pids) || refused ? EXIT_USAGE : EXIT_FAIL;
 	}
 	wait_for_end(rec);
 	r = finish(rec, o);

@@ -64,6 +64,7 @@ struct record {
 	bool started, stopped, target_ended;
 	int target_status;
 	int exec_err;
+	bool refused;           /* start refused the settings before anything ran */
 	uint64_t lost_samples;
 	uint64_t t0_ns, t_end_ns;     /* CLOCK_MONOTONIC */
 	uint64_t last_sync_ns;
@@ -101,6 +102,11 @@ static int oom(struct record *rec, const char *what)
 int record__exec_error(const struct record *rec)
 {
 	return rec->exec_err;
+}
+
+bool record__refused(const struct record *rec)
+{
+	return rec->refused;
 }
 
 const char *record__error(const struct record *rec)
@@ -858,17 +864,49 @@ static double room_ms(const struct record *rec, size_t pages, unsigned int high)
 	return rec->plan.max_rate > 0 ? room / rec->plan.max_rate / 1e6 : 1e9;
 }
 
+/* PRECORD_PAUSE_ALLOW_MS=MS: allow for pauses this slow at least, as if the timing at start had
+ * met one (the host's tails are known to be longer than a few cycles show). Returns 0, or
+ * -EINVAL (rec->refused) for a value that is not milliseconds from 0.1 to 50. */
+static int pause_allowance(struct record *rec, struct lossless_stats *ls)
+{
+	const char *v = getenv("PRECORD_PAUSE_ALLOW_MS");
+	char *end;
+	double ms;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	ms = strtod(v, &end);
+	if (errno || *end || !(ms >= 0.1 && ms <= RINGSIZE_MAX_REACTION_NS / 1e6)) {
+		rec->refused = true;
+		seterr(rec, "invalid PRECORD_PAUSE_ALLOW_MS '%s' in the environment: expected "
+			    "milliseconds from 0.1 to %.0f", v, RINGSIZE_MAX_REACTION_NS / 1e6);
+		return -EINVAL;
+	}
+	if (ms * 1e6 > (double)ls->calib_worst_ns)
+		ls->calib_worst_ns = (uint64_t)(ms * 1e6);
+	return 0;
+}
+
 /* --lossless, once the pause is timed (lossless__new): the reaction to allow for is
- * ringsize__reaction of the slowest and the median cycle. A ring precord picks grows to cover it (as far as
- * the lock limit lets); with an explicit -m the high mark is lowered until the room above it
- * does, unless --high-watermark was given or no mark can, which is then said. */
-static void fit_rings(struct record *rec)
+ * ringsize__reaction of the slowest and the median cycle. A ring precord picks grows to cover it
+ * (as far as the lock limit lets, which is then said); with an explicit -m the high mark is
+ * lowered until the room above it does, unless --high-watermark was given or no mark can: such
+ * a -m cannot be honoured here, and is refused (-EINVAL, rec->refused) naming the smallest
+ * that would be, before the command starts. */
+static int fit_rings(struct record *rec)
 {
 	struct lossless_stats ls;
 	size_t pages = rec->o.mmap_pages, page = (size_t)sysconf(_SC_PAGESIZE);
+	struct ringsize_plan need;
+	const char *why;
 	unsigned int h;
+	int r;
 
 	lossless__stats(rec->ll, &ls);
+	r = pause_allowance(rec, &ls);
+	if (r < 0)
+		return r;
 	rec->reaction_ns = ringsize__reaction(ls.calib_worst_ns, ls.calib_median_ns);
 	if (rec->auto_ring) {
 		uint64_t cover = RINGSIZE_AUTO_MARGIN * RINGSIZE_REACTION_NS;
@@ -885,7 +923,7 @@ static void fit_rings(struct record *rec)
 		       room_ms(rec, pages, rec->o.high_permille));
 	}
 	if (room_ms(rec, pages, rec->o.high_permille) * 1e6 >= (double)rec->reaction_ns)
-		return;
+		return 0;
 	h = ringsize__high_for(&rec->plan, (uint64_t)pages * page, rec->reaction_ns);
 	if (!rec->o.high_given && h > rec->o.low_permille && lossless__set_high(rec->ll, h, rec->o.low_permille) == 0) {
 		notice(rec, "--lossless: pausing took up to %.2f ms here: high watermark lowered from "
@@ -893,13 +931,42 @@ static void fit_rings(struct record *rec)
 		       ls.calib_worst_ns / 1e6, rec->o.high_permille / 10, h / 10, h % 10,
 		       rec->reaction_ns / 1e6);
 		rec->o.high_permille = h;
-		return;
+		return 0;
 	}
-	notice(rec, "--lossless: pausing took up to %.2f ms here, and %.1f ms should be allowed for, "
-		    "but the room above the high mark of -m %zu absorbs %.1f ms: leave -m out, or "
-		    "give a larger one%s", ls.calib_worst_ns / 1e6, rec->reaction_ns / 1e6, pages,
-	       room_ms(rec, pages, rec->o.high_permille),
-	       rec->o.high_given ? " or a lower --high-watermark" : "");
+	if (rec->auto_ring) {	/* -m left out is never refused: what held the ring back is said */
+		notice(rec, "--lossless: the room above the high mark absorbs %.1f ms of the %.1f ms "
+			    "to allow for here: the ring is held to %zu KiB per CPU by the memory lock "
+			    "limit (raise /proc/sys/kernel/perf_event_mlock_kb or ulimit -l) or by the "
+			    "4 GiB at most a ring may have (lower -F or the stack size)",
+		       room_ms(rec, pages, rec->o.high_permille), rec->reaction_ns / 1e6,
+		       pages_to_kib(pages));
+		return 0;
+	}
+	rec->refused = true;
+	why = getenv("PRECORD_PAUSE_ALLOW_MS") ? "timed at start, or PRECORD_PAUSE_ALLOW_MS" :
+						 "timed at start";
+	r = ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, rec->reaction_ns,
+			   RECORD_MAX_MMAP_PAGES, &need);
+	if (r < 0) {
+		seterr(rec, "--lossless cannot honour -m %zu here: pausing takes up to %.2f ms (%s), "
+			    "so %.1f ms must be allowed for, and no ring of "
+			    "at most %zu KiB per CPU absorbs that above a high mark of %u.%u%%: lower -F "
+			    "or the stack size of --call-graph dwarf,SIZE, or record on a less busy "
+			    "machine", pages, ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
+		       pages_to_kib(RECORD_MAX_MMAP_PAGES), rec->o.high_permille / 10,
+		       rec->o.high_permille % 10);
+		return -EINVAL;
+	}
+	seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU) here: pausing takes up to "
+		    "%.2f ms (%s), so %.1f ms must be allowed for, and the "
+		    "room above the high mark (%u.%u%%) absorbs %.1f ms; the minimum is -m %zu (%zu "
+		    "KiB) for that. Leave -m out and precord picks a ring large enough%s",
+	       pages, pages_to_kib(pages), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
+	       rec->o.high_permille / 10, rec->o.high_permille % 10,
+	       room_ms(rec, pages, rec->o.high_permille), need.min_pages,
+	       pages_to_kib(need.min_pages),
+	       rec->o.high_given ? ", or give a lower --high-watermark" : "");
+	return -EINVAL;
 }
 
 /* The pauser first: its guardian is a fork of this process, and a command must be in the
@@ -926,8 +993,12 @@ static int start_lossless(struct record *rec)
 		rec->ll = NULL;
 		return err;
 	}
-	fit_rings(rec);
-	return 0;
+	err = fit_rings(rec);
+	if (err) {
+		lossless__free(rec->ll);
+		rec->ll = NULL;
+	}
+	return err;
 }
 
 /* The command, held before exec (and placed where it can be paused). */

@@ -136,6 +136,10 @@ int record__target_status(const struct record *rec);
 /* The command's exec failure (ENOENT, EACCES, ...) when record__start failed for that; else 0. */
 int record__exec_error(const struct record *rec);
 
+/* Whether record__start failed because the settings cannot be honoured here (an explicit -m too
+ * small for --lossless's pause as timed at start): a usage error, nothing ran. */
+bool record__refused(const struct record *rec);
+
 /* The last failure, with context; "" if none. */
 const char *record__error(const struct record *rec);
 

@@ -2,7 +2,8 @@
 # target runs unpaused until the target has used many times the CPU time that fills the rings,
 # so that the kernel drops events; precord must then exit 124 with a loud message (even with
 # -q), and the file must still be complete: perf reads it, warns of the losses and of nothing
-# else, and counts them. Then what cannot be honoured at all is refused before the command runs.
+# else, and counts them. Then what cannot be honoured at all is refused before the command runs,
+# whether the settings alone say so or the pause timed at start (PRECORD_PAUSE_ALLOW_MS).
 . "$(dirname "$0")/lib.sh"
 
 # Where precord makes its pause cgroup: our own cgroup in the (first) cgroup2 mount, as
@@ -16,7 +17,9 @@ rec=
 trap '[ -n "$rec" ] && kill -CONT "$rec" 2>/dev/null; : > "$T/stop-spin"; rm -rf "$T"' EXIT INT TERM
 
 # The target spins until told to stop (the stop file), however long the steps below take.
-SPIN_STOP=$T/stop-spin precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ours.data -- \
+# (not timed at start: a slow timing beside a CPU hog would have this -m refused, below)
+SPIN_STOP=$T/stop-spin PRECORD_NO_CALIBRATE=1 precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 \
+	--lossless -o ours.data -- \
 	"$W/spin_threads" 600 > pid.txt 2> rec.err &
 rec=$!
 wait_until "the target's pid" has_line pid.txt
@@ -95,11 +98,39 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 	grep -q "may lock only [0-9]* KiB: raise kernel.perf_event_mlock_kb" nobody.err ||
 		{ cat nobody.err; fail "rings above the lock limit: the knobs are not named"; }
 fi
-# the minimum named is accepted, and a larger high mark needs a larger ring
-precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o ok.data -- true ||
-	fail "--lossless -m 512 at 20 kHz (the minimum named) refused: exit $?"
+# the minimum named is accepted (not timed at start: 2 ms allowed for), and a larger high mark
+# needs a larger ring
+PRECORD_NO_CALIBRATE=1 precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless \
+	-o ok.data -- true || fail "--lossless -m 512 at 20 kHz (the minimum named) refused: exit $?"
 refused "--lossless -m 512 with a high mark of 80%" 1024 -F 20000 --call-graph dwarf -m 512 \
 	--high-watermark 80 --lossless
+# A pause slower than an explicit -m leaves room for is refused too, once the pause is timed at
+# start; PRECORD_PAUSE_ALLOW_MS says how slow to allow for, as if the timing had met it: 20 ms
+# at 20 kHz need 16 MiB above a 50% mark, where -m 512 leaves 3.6 ms.
+export PRECORD_PAUSE_ALLOW_MS=20
+refused "--lossless -m 512 with 20 ms to allow for" 4096 -F 20000 --call-graph dwarf -m 512 \
+	--high-watermark 50 --lossless
+grep -q "cannot honour -m 512 (2048 KiB per CPU) here: pausing takes up to 20.00 ms" refused.err ||
+	{ cat refused.err; fail "the refusal does not say how slow the pause is"; }
+precord -q -e cpu-clock -F 20000 --call-graph dwarf -m 4096 --high-watermark 50 --lossless \
+	-o ok.data -- true || fail "--lossless -m 4096 with 20 ms to allow for (the minimum named) refused: exit $?"
+# -p: refused before anything touches the process, which runs on
+sleep 600 &
+victim=$!
+rc=0
+precord -e cpu-clock -F 20000 --call-graph dwarf -m 512 --lossless -o p.data -p $victim 2> p.err || rc=$?
+[ $rc = 2 ] || { cat p.err; fail "-p with 20 ms to allow for: exit $rc, not 2"; }
+grep -q "the minimum is -m 4096 " p.err || { cat p.err; fail "-p: the minimum is not named"; }
+[ "$(awk '{ print $3 }' /proc/$victim/stat)" = S ] || fail "-p: the refused target is not left running"
+kill $victim
+for bad in abc 0 51 -1; do
+	rc=0
+	PRECORD_PAUSE_ALLOW_MS=$bad precord -e cpu-clock -m 4096 --lossless -o bad.data -- touch ran 2> bad.err || rc=$?
+	[ $rc = 2 ] && [ ! -e ran ] || { cat bad.err; fail "PRECORD_PAUSE_ALLOW_MS=$bad: exit $rc"; }
+	grep -q "invalid PRECORD_PAUSE_ALLOW_MS '$bad' in the environment: expected milliseconds from 0.1 to 50" bad.err ||
+		{ cat bad.err; fail "PRECORD_PAUSE_ALLOW_MS=$bad: no message naming it"; }
+done
+unset PRECORD_PAUSE_ALLOW_MS
 # perf's only complaint is about the losses themselves
 perf report -i ours.data --stdio > rep.txt 2> rep.err || fail "perf report exit $?"
 cat rep.err

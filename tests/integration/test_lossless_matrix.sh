@@ -3,9 +3,9 @@
 # watermark of 2% of a 1 MiB ring (so that each run pauses a few times) and a low
 # one of 1%. Each run:
 # exit 0, "0 lost", perf report --stats reads it quietly and finds no LOST / LOST_SAMPLES, and
-# the SWITCH records are at least twice the switches the storm counted itself; or, where precord
-# said at the start that the pause it timed needs more room than these rings leave, the
-# documented failure (exit 124, the loss named).
+# the SWITCH records are at least twice the switches the storm counted itself; or, where the
+# pause timed at start needs more room than these rings leave, a refusal before the storm ran
+# (exit 2, the minimum named).
 . "$(dirname "$0")/lib.sh"
 
 threads=$((2 * $(nproc)))
@@ -18,11 +18,12 @@ run() { # NAME OPTIONS...
 		"$@" -o "$name.data" -- "$W/yield_storm" 10000 "$threads" 2> "$name.err" || rc=$?
 	# -m 256 and --high-watermark are given: where the pause timed at start needs more room than
 	# they leave (a starved machine: 49.5 ms under a CPU hog, a second test suite and ASan),
-	# that is outside the guarantee (precord.1, LOSSLESS MODE), and precord must say so before
-	# the command starts and, if anything is lost, end with exit 124 naming the loss.
-	if [ $rc = 124 ] && grep -q "should be allowed for, but the room above the high mark" "$name.err" &&
-	   grep -q "^precord: --lossless failed: [0-9]* events were lost anyway" "$name.err"; then
-		echo "$name ($*): outside the guarantee here, as precord said at the start ($(grep -o 'pausing took up to [0-9.]* ms' "$name.err" | head -n 1)); the loss is reported and the exit status is 124"
+	# precord cannot honour them and refuses before the command starts (exit 2, the minimum
+	# named; precord.1, LOSSLESS MODE): the storm never ran, so it reported nothing.
+	if [ $rc = 2 ] && grep -q "cannot honour -m 256 (1024 KiB per CPU) here: pausing takes up to [0-9.]* ms" "$name.err" &&
+	   grep -q "the minimum is -m [0-9]* " "$name.err"; then
+		! grep -q "^yield_storm: " "$name.err" || fail "$name: refused, but the storm ran"
+		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), $(grep -o 'the minimum is -m [0-9]*' "$name.err")"
 		return 0
 	fi
 	[ $rc = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }
