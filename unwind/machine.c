@@ -309,6 +309,22 @@ static struct thread *thread_get(struct machine *m, int32_t pid, int32_t tid)
 	return t;
 }
 
+/* The build id a dso's file is opened by, while it is not open yet: under the dso's lock, as
+ * dso__elf reads it (a thread loading ahead may be opening it now). */
+static void set_dso_build_id(struct dso *d, const uint8_t *id, size_t len)
+{
+	if (len > sizeof(d->build_id))
+		len = sizeof(d->build_id);
+	if (atomic_load_explicit(&d->elf_done, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&d->lock);
+	if (!atomic_load_explicit(&d->elf_done, memory_order_relaxed)) {
+		memcpy(d->build_id, id, len);
+		d->build_id_len = len;
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
 int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id, size_t len)
 {
 	size_t h = hash_str(path);
@@ -316,12 +332,9 @@ int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id
 
 	if (len > sizeof(d->build_id))
 		len = sizeof(d->build_id);
-	for (d = m->dsos.b[h & (m->dsos.nr_buckets - 1)]; d; d = d->next) {
-		if (!strcmp(d->name, path) && !atomic_load(&d->elf_done)) {
-			memcpy(d->build_id, id, len);
-			d->build_id_len = len;
-		}
-	}
+	for (d = m->dsos.b[h & (m->dsos.nr_buckets - 1)]; d; d = d->next)
+		if (!strcmp(d->name, path))
+			set_dso_build_id(d, id, len);
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->name = strdup(path))) {
 		free(d);
@@ -384,13 +397,8 @@ int machine__mmap(struct machine *m, int32_t pid, uint64_t start, uint64_t len, 
 	add.dso = dso_find(m, name, kernel);
 	if (!add.dso)
 		return -ENOMEM;
-	if (build_id && build_id_len && add.dso->kind == DSO_FILE &&
-	    !atomic_load(&add.dso->elf_done)) {
-		if (build_id_len > sizeof(add.dso->build_id))
-			build_id_len = sizeof(add.dso->build_id);
-		memcpy(add.dso->build_id, build_id, build_id_len);
-		add.dso->build_id_len = build_id_len;
-	}
+	if (build_id && build_id_len && add.dso->kind == DSO_FILE)
+		set_dso_build_id(add.dso, build_id, build_id_len);
 	if (!kernel && (prot & PROT_EXEC) && add.dso->kind == DSO_FILE && !add.dso->announced &&
 	    m->on_new_file) {
 		add.dso->announced = true;

@@ -964,17 +964,22 @@ static void prefetch_file(void *ctx, struct dso *d)
 /* What the first samples would otherwise wait for in turn, one thread at a time (reading
  * /proc/kallsyms, libc's compressed DWARF: a tenth of a pass each), loads from the start, on
  * two threads of their own, in parallel with each other and with decoding and reading: the
- * kernel's symbols, and the files as the first maps name them (symbols, and DWARF when the
- * sinks ask for it). One thread means one: nothing loads ahead. A thread that cannot start
- * leaves its loads to first use. */
+ * kernel's symbols (when an event counts the kernel), and the files as the first maps name
+ * them (symbols, and DWARF when the sinks ask for it). One thread means one: nothing loads
+ * ahead. A thread that cannot start leaves its loads to first use. */
 static void prefetch_start(struct report_session *s)
 {
 	void *(*fn[2])(void *) = { prefetch_kernel, prefetch_files };
+	bool kernel = false;
 
 	if (s->nr_threads < 2 || s->opts.addresses_only)
 		return;
+	/* kernel symbols only for a file whose events count the kernel */
+	for (size_t i = 0; i < perf_reader__nr_attrs(s->r); i++)
+		kernel |= !perf_reader__attr(s->r, i)->attr.exclude_kernel;
 	for (int i = 0; i < 2; i++)
-		s->prefetching[i] = !pthread_create(&s->prefetch[i], NULL, fn[i], s);
+		if (i || kernel)
+			s->prefetching[i] = !pthread_create(&s->prefetch[i], NULL, fn[i], s);
 }
 
 static void prefetch_join(struct report_session *s)

@@ -42,7 +42,7 @@ struct report_session_opts {
 	/* Frames carry addresses only (unwinder__set_addresses_only): no symbol lookups. */
 	bool addresses_only;
 	/* The sinks ask for inlined frames or source lines: with more than one thread, the DWARF
-	 * of the files the header names is opened ahead of the pass, beside the ELF symbols. */
+	 * of the first files the maps name is opened ahead of the pass, beside their symbols. */
 	bool prefetch_dwarf;
 };
 
