@@ -314,6 +314,36 @@ START_TEST(test_truncated_stack_and_limits)
 }
 END_TEST
 
+/* An address in a mapping of data names no file: code runs only from executable mappings (a
+ * DWARF unwind that runs off a stack's end lands in libc's data); a mapping of unknown
+ * protection (prot 0: old MMAP records) still does. */
+START_TEST(test_data_mapping_names_no_file)
+{
+	struct machine *m = machine__new(NULL);
+	struct map_snapshot *snap;
+	struct unwind_frame f;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(machine__mmap(m, 7, 0x10000, 0x1000, 0, PROT_READ | PROT_EXEC, "/x/code",
+				       NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 7, 0x11000, 0x1000, 0x1000, PROT_READ | PROT_WRITE,
+				       "/x/code", NULL, 0), 0);
+	ck_assert_int_eq(machine__mmap(m, 7, 0x12000, 0x1000, 0, 0, "/x/old", NULL, 0), 0);
+	snap = machine__snapshot(m, 7);
+	ck_assert_ptr_nonnull(snap);
+	unwind_frame__resolve(snap, 0x10010, true, &f);
+	ck_assert_ptr_nonnull(f.dso);
+	ck_assert_str_eq(dso__name(f.dso), "/x/code");
+	unwind_frame__resolve(snap, 0x11010, false, &f);
+	ck_assert_ptr_null(f.dso);
+	ck_assert_uint_eq(f.addr, 0x11010);	/* the address itself, as for no mapping */
+	unwind_frame__resolve(snap, 0x12010, true, &f);
+	ck_assert_ptr_nonnull(f.dso);
+	map_snapshot__put(snap);
+	machine__free(m);
+}
+END_TEST
+
 START_TEST(test_kernel_callchain)
 {
 	/* fp-mode callchains: kernel part then user part, markers skipped; the user part is used
@@ -712,6 +742,7 @@ Suite *unwind_suite(void)
 	tcase_add_test(tc, test_synthetic_matches_backtrace);
 	tcase_add_test(tc, test_truncated_stack_and_limits);
 	tcase_add_test(tc, test_kernel_callchain);
+	tcase_add_test(tc, test_data_mapping_names_no_file);
 	tcase_add_test(tc, test_parallel_unwinders);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("perf");

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <libunwind.h>
 
@@ -318,6 +319,12 @@ void unwind_frame__resolve(const struct map_snapshot *maps, uint64_t ip, bool ex
 	ret->ip = ip;
 	ret->caller = look != ip;
 	ret->kernel = look >= KERNEL_SPACE_START;
+	/* Code runs only from executable mappings: an address in a mapping of data (where a DWARF
+	 * unwind ran off at the end of a stack, libc's data after exit's handlers) names no file,
+	 * as in perf's own recordings, which have no data mappings, and in preport's unwound
+	 * copies, which drop them. */
+	if (mp && !ret->kernel && mp->prot && !(mp->prot & PROT_EXEC))
+		mp = NULL;
 	if (mp) {
 		dso = mp->dso;
 		if (dso__kind(dso) == DSO_KERNEL)
