@@ -346,11 +346,6 @@ int machine__set_build_id(struct machine *m, const char *path, const uint8_t *id
 	return 0;
 }
 
-void machine__preload_kernel(struct machine *m)
-{
-	dso__symtab(m->kernel_dso);
-}
-
 /* Edit the kernel snapshot or process p's: in place when nothing else holds it (acquire: pairs
  * with the release of the last worker's put, whose reads are then over), else into a copy. */
 static int apply_edit(struct machine *m, struct map_snapshot **slot, uint64_t start, uint64_t end,

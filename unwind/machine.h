@@ -77,10 +77,6 @@ struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid);
 /* The dso kernel addresses resolve to when no kernel map holds them. Never NULL. */
 struct dso *machine__kernel_dso(struct machine *m);
 
-/* Load the kernel's symbols (kallsyms) now, on any thread, while other threads use m; the
- * first lookup then waits for the load in progress rather than starting its own. */
-void machine__preload_kernel(struct machine *m);
-
 /* Frees everything; every snapshot must have been put. NULL is a no-op. */
 void machine__free(struct machine *m);
 

@@ -926,7 +926,7 @@ static void *prefetch_kernel(void *arg)
 {
 	struct report_session *s = arg;
 
-	machine__preload_kernel(s->m);
+	dso__preload(machine__kernel_dso(s->m), false);
 	return NULL;
 }
 
