@@ -865,8 +865,9 @@ static double room_ms(const struct record *rec, size_t pages, unsigned int high)
 }
 
 /* PRECORD_PAUSE_ALLOW_MS=MS: allow for pauses this slow at least, as if the timing at start had
- * met one (the host's tails are known to be longer than a few cycles show). Returns 0, or
- * -EINVAL (rec->refused) for a value that is not milliseconds from 0.1 to 50. */
+ * met one (the host's tails are known to be longer than a few cycles show). Returns 1 when it
+ * is set, 0 when not, or -EINVAL (rec->refused) for a value that is not milliseconds from 0.1
+ * to 50. */
 static int pause_allowance(struct record *rec, struct lossless_stats *ls)
 {
 	const char *v = getenv("PRECORD_PAUSE_ALLOW_MS");
@@ -885,7 +886,7 @@ static int pause_allowance(struct record *rec, struct lossless_stats *ls)
 	}
 	if (ms * 1e6 > (double)ls->calib_worst_ns)
 		ls->calib_worst_ns = (uint64_t)(ms * 1e6);
-	return 0;
+	return 1;
 }
 
 /* --lossless, once the pause is timed (lossless__new): the reaction to allow for is
@@ -901,12 +902,12 @@ static int fit_rings(struct record *rec)
 	struct ringsize_plan need;
 	const char *why;
 	unsigned int h;
-	int r;
+	int r, allowed;
 
 	lossless__stats(rec->ll, &ls);
-	r = pause_allowance(rec, &ls);
-	if (r < 0)
-		return r;
+	allowed = pause_allowance(rec, &ls);
+	if (allowed < 0)
+		return allowed;
 	rec->reaction_ns = ringsize__reaction(ls.calib_worst_ns, ls.calib_median_ns);
 	if (rec->auto_ring) {
 		uint64_t cover = RINGSIZE_AUTO_MARGIN * RINGSIZE_REACTION_NS;
@@ -943,8 +944,7 @@ static int fit_rings(struct record *rec)
 		return 0;
 	}
 	rec->refused = true;
-	why = getenv("PRECORD_PAUSE_ALLOW_MS") ? "timed at start, or PRECORD_PAUSE_ALLOW_MS" :
-						 "timed at start";
+	why = allowed ? "timed at start, or PRECORD_PAUSE_ALLOW_MS" : "timed at start";
 	r = ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, rec->reaction_ns,
 			   RECORD_MAX_MMAP_PAGES, &need);
 	if (r < 0) {
@@ -987,14 +987,11 @@ static int start_lossless(struct record *rec)
 	if (!rec->ll)
 		return oom(rec, "--lossless");
 	err = lossless__setup(rec->ll, &lo);
-	if (err) {
+	if (err)
 		seterr(rec, "--lossless: %s", lossless__error(rec->ll));
-		lossless__free(rec->ll);
-		rec->ll = NULL;
-		return err;
-	}
-	err = fit_rings(rec);
-	if (err) {
+	else
+		err = fit_rings(rec);
+	if (err) {	/* before the target is placed: nothing of it to let go */
 		lossless__free(rec->ll);
 		rec->ll = NULL;
 	}
