@@ -32,6 +32,10 @@ struct thr {
 	struct offcpu_thread t;
 	bool running, exited, seen_in;
 	uint64_t in_time;
+	/* wall-clock mode: an on-CPU sample weighs the on-CPU time since the thread's previous
+	 * one (on_carry from earlier stretches, then from on_mark in this one), as the switches
+	 * measure it, not the kernel's estimate of its period: they add up to on_ns */
+	uint64_t on_carry, on_mark;
 	/* the held switch-out */
 	bool pending;
 	uint64_t out_time;
@@ -130,6 +134,7 @@ static struct thr *thread(struct offcpu *o, int32_t pid, int32_t tid, uint64_t t
 	th->t.pid = pid;
 	th->t.tid = tid;
 	th->t.start = th->t.end = t;
+	th->on_mark = t;
 	o->thr[o->nr] = th;
 	for (h = (uint32_t)tid * 2654435761u % o->nr_slots; o->slots[h]; h = (h + 1) % o->nr_slots)
 		;
@@ -147,6 +152,14 @@ static void drop_pending(struct thr *th)
 }
 
 /* Hold a switch-out sample until the thread's switch-in. */
+/* th stops running at t: the on-CPU time since its last sample carries to its next one. */
+static void stretch_end(struct thr *th, uint64_t t)
+{
+	if ((th->running || !th->seen_in) && t >= th->on_mark)
+		th->on_carry += t - th->on_mark;
+	th->on_mark = t;
+}
+
 static int hold(struct offcpu *o, struct thr *th, const struct report_session_sample *ss)
 {
 	uint64_t prev_state = 0;
@@ -200,14 +213,21 @@ static int on_sample(void *ctx, struct report_session *s, const struct report_se
 			th->t.on_ns += t - th->in_time;
 		else if (!th->seen_in && t >= th->t.start)
 			th->t.on_ns += t - th->t.start; /* running since before the first record */
+		stretch_end(th, t);
 		th->running = false;
 		th->seen_in = true;
 		return hold(o, th, ss);
 	}
 	if (o->mode == OFFCPU_WALL && ss->attr == o->on_attr) {
 		struct report_session_sample fw = *ss;
+		uint64_t w = th->on_carry;
 
+		if ((th->running || !th->seen_in) && t >= th->on_mark)
+			w += t - th->on_mark;
+		th->on_carry = 0;
+		th->on_mark = t;
 		fw.attr = o->out_attr;
+		fw.period = w ? w : ss->period;	/* nothing measured yet: the kernel's period */
 		return report_session__emit(s, &fw);
 	}
 	return 0;
@@ -237,6 +257,7 @@ static int switch_in(struct offcpu *o, struct report_session *s, struct thr *th,
 	th->seen_in = true;
 	th->exited = false;
 	th->in_time = t;
+	th->on_mark = t;
 	return e;
 }
 
@@ -262,6 +283,7 @@ static int on_side(void *ctx, struct report_session *s, const struct perf_reader
 			return -ENOMEM;
 		if (th->running && t >= th->in_time)
 			th->t.on_ns += t - th->in_time;
+		stretch_end(th, t);
 		th->running = false;
 		th->exited = true;
 		if (t > th->t.end)

@@ -2,8 +2,9 @@
  * report session that pairs each thread's switch-out (a sched:sched_switch sample: the stack
  * that blocked, and prev_state) with the same thread's next switch-in (a switch record), and
  * hands the sinks that stack weighted by the time between them, in ns, under a leaf frame that
- * names the thread's state. In wall-clock mode the on-CPU samples (cpu-clock or task-clock,
- * whose period is ns) pass too, so on-CPU and off-CPU time share one profile. It also keeps
+ * names the thread's state. In wall-clock mode the on-CPU samples (cpu-clock or task-clock)
+ * pass too, each weighted by the thread's on-CPU time since its previous one (as the switches
+ * measure it), so on-CPU and off-CPU time share one profile. It also keeps
  * each thread's on-CPU time (between its switch-ins and switch-outs) and off-CPU time by state:
  * the two add up to the thread's lifetime as the recording saw it. */
 #ifndef PRECORD_REPORT_OFFCPU_H
