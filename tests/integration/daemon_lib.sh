@@ -14,7 +14,7 @@ daemon_cleanup() {
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
 	[ -n "$LPID" ] && kill -TERM "$LPID" 2>/dev/null
 	[ -n "$EXTRA_CLEANUP" ] && eval "$EXTRA_CLEANUP"
-	rm -rf "$T"
+	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
 	exit $rc
 }
 trap daemon_cleanup EXIT
