@@ -521,7 +521,8 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *nr, size_t *cap)
 }
 
 /* --lossless: have the kernel stop each sampled task's process at its next sample while a
- * pause is on (backstop.h). Without it (an old kernel) the pauser alone acts, with a notice. */
+ * pause is on (backstop.h), when PRECORD_BACKSTOP=1 asks for it. Where the kernel cannot (an old
+ * kernel) the pauser alone acts, with a notice. */
 static int arm_backstop(struct record *rec)
 {
 	size_t n = evlist__nr_fds(rec->el);
@@ -1012,9 +1013,9 @@ static int start_command(struct record *rec)
 	}
 	if (rec->o.lossless && (err = start_lossless(rec)))
 		return err;
-	/* --lossless: the command leads a process group of its own, which the backstop stops as
-	 * a whole (its children too); we adopt the orphans of that group, so that it is never
-	 * orphaned while a member is stopped (the kernel would send it SIGHUP) */
+	/* --lossless: the command leads a process group of its own, which the backstop (when on)
+	 * stops as a whole (its children too); we adopt the orphans of that group, so that it is
+	 * never orphaned while a member is stopped (the kernel would send it SIGHUP) */
 	if (rec->o.lossless)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 	rec->tgt = rec->o.lossless ? target__fork_held_group(rec->o.argv) : target__fork_held(rec->o.argv);

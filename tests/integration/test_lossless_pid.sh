@@ -1,5 +1,5 @@
 # --lossless -p on a running process: paused with SIGSTOP/SIGCONT (we never move a user's running
-# processes between cgroups, plus the kernel-side backstop), pauses forced by a low high
+# processes between cgroups), pauses forced by a low high
 # watermark (2% of a 1 MiB ring, the smallest precord accepts with that mark: two DWARF
 # samples), nothing lost, and afterwards the process is not left stopped and finishes.
 # precord is stopped once its file holds 64 KiB of recorded data (its start, which reads

@@ -1,5 +1,5 @@
 /* The kernel-side stop of --lossless (backstop.h): perf's fasync path, aimed at the target with
- * SIGSTOP. Measured with `precord bench backstop`. */
+ * SIGSTOP. Measured with build/tools/backstop_reaction (make bench). */
 #include "record/lossless/backstop.h"
 
 #include <errno.h>

@@ -59,7 +59,7 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 	pthread_mutex_lock(&ll->lock);
 	if (!atomic_load(&ll->released)) {
 		if (a == BACKPRESSURE_PAUSE) {
-			/* The backstop first: it stops the target at its next sample, however
+			/* The backstop (when on) first: it stops the target at its next sample, however
 			 * long the freezer's write takes. */
 			if (ll->bs)
 				backstop__arm(ll->bs);
@@ -279,14 +279,14 @@ int lossless__setup(struct lossless *ll, const struct lossless_opts *o)
 
 int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n)
 {
-	const char *off = getenv("PRECORD_NO_BACKSTOP");
+	const char *on = getenv("PRECORD_BACKSTOP");
 	struct backstop *bs;
 	pid_t *owners;
 
 	if (!ll)
 		return 0;
-	if (ll->bs || (off && *off && strcmp(off, "0")))
-		return 0;
+	if (ll->bs || !on || !*on || !strcmp(on, "0"))
+		return 0; /* off unless asked for: see lossless.h */
 	/* The owner of a fd is the command's process group when it leads one (the kernel stops
 	 * its children too), else a process (F_OWNER_PID wants a thread group leader): -p opens
 	 * events on every thread. */

@@ -56,16 +56,18 @@ const char *lossless__error(const struct lossless *ll);
 int lossless__set_high(struct lossless *ll, unsigned int high_permille, unsigned int low_permille);
 
 /* Make the command (forked, held before exec) part of what is paused. When it leads a process
- * group of its own (target__fork_held_group), the backstop stops that whole group, and the
- * guardian continues it. Returns 0 or -errno. */
+ * group of its own (target__fork_held_group), the backstop (when on) stops that whole group, and
+ * the guardian continues it. Returns 0 or -errno. */
 int lossless__adopt(struct lossless *ll, pid_t pid);
 
 struct ringbuf;
 
-/* Arm the kernel-side backstop (backstop.h) on the sampling events: fds[i] samples task
- * tids[i]; each pause from now on also has the kernel SIGSTOP that task's process at its next
- * sample. Call after the events are opened, before they are enabled. Returns 0 or -errno (then
- * pauses go by the pauser alone). */
+/* With PRECORD_BACKSTOP=1 in the environment, arm the kernel-side backstop (backstop.h) on the
+ * sampling events: fds[i] samples task tids[i]; each pause from now on also has the kernel
+ * SIGSTOP that task's process at its next sample. Call after the events are opened, before they
+ * are enabled. Off by default, where it does nothing and returns 0: on the 6.18 kernel of the
+ * machines precord is tested on it made pauses slower, not faster (backstop.h). Returns 0 or
+ * -errno (then pauses go by the pauser alone). */
 int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n);
 
 /* Start the watcher thread (real-time priority when permitted) that looks at the rings' fill

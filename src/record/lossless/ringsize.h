@@ -14,8 +14,9 @@
 /* The worst reaction the --lossless sizing allows for, ns: from the moment a ring passes the
  * high mark until no task of the target writes any more. It covers the watcher's look (it plans
  * its looks to see the mark when crossed at the fastest rate, but may itself wake late) and the
- * kernel-side stop (backstop.h: the next sample of an armed event sends SIGSTOP from the kernel,
- * with no user-space step in between). Measured with `precord bench backstop` (README). */
+ * stop (the freezer, or the signals, kick the running tasks at once; the waiting ones write
+ * nothing until they run, and then stop first). Measured with build/tools/backstop_reaction
+ * (make bench) and `precord bench pause`. */
 #define RINGSIZE_REACTION_NS 2000000ull
 
 /* A ring the recorder picks itself (-m left out) allows for this many times that reaction. */
@@ -29,8 +30,8 @@
 
 /* ... and at most this much: a pause slower than that is a starved helper (a CPU hog at a
  * better nice level) or a freezer stuck behind other cgroup work, not something a ring should
- * grow to hundreds of MiB for; the backstop stops the command's group at its next sample
- * however slow the freezer is. */
+ * grow to hundreds of MiB for: if such a pause lets a ring fill, the run fails with exit 124,
+ * naming the loss, rather than losing silently. */
 #define RINGSIZE_MAX_REACTION_NS 50000000ull
 
 /* Switch records a CPU can write at most per second: a context switch costs more than 1 us. */
