@@ -344,3 +344,20 @@ void topology__free(struct topology *t)
 	free(t->node);
 	free(t);
 }
+
+unsigned long long topology__steal_ns(const char *proc_root)
+{
+	char path[PATH_MAX];
+	_cleanup_fclose_ FILE *f = NULL;
+	unsigned long long v[8] = { 0 };
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (snprintf(path, sizeof(path), "%s/stat", proc_root) >= (int)sizeof(path))
+		return 0;
+	f = fopen(path, "re");
+	/* cpu user nice system idle iowait irq softirq steal */
+	if (!f || hz <= 0 || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+				    &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		return 0;
+	return v[7] * (1000000000ull / (unsigned long long)hz);
+}

@@ -37,4 +37,9 @@ int cpulist__parse(const char *s, cpu_set_t *ret_set);
 
 void topology__free(struct topology *t);
 
+/* The CPU time the hypervisor has taken from this machine's virtual CPUs since boot, all CPUs
+ * together (the steal column of /proc/stat, under proc_root: "/proc" normally), ns; 0 when not
+ * known (no such column, or not a virtual machine). */
+unsigned long long topology__steal_ns(const char *proc_root);
+
 #endif

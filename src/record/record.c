@@ -25,6 +25,7 @@
 
 #include "lib/cgroupfs.h"
 #include "lib/cleanup.h"
+#include "lib/topology.h"
 #include "lib/clock.h"
 #include "perf/compress.h"
 #include "record/events.h"
@@ -67,6 +68,7 @@ struct record {
 	bool refused;           /* start refused the settings before anything ran */
 	uint64_t lost_samples;
 	uint64_t t0_ns, t_end_ns;     /* CLOCK_MONOTONIC */
+	unsigned long long steal0_ns; /* the host's steal time at the start (topology__steal_ns) */
 	uint64_t last_sync_ns;
 	uint64_t unwritten_told;      /* unwritten records already noticed */
 	bool waiting_told;            /* the wait for space was noticed */
@@ -1194,6 +1196,7 @@ int record__start(struct record *rec)
 		return err;
 	rec->started = true;
 	rec->t0_ns = clock__ns();
+	rec->steal0_ns = topology__steal_ns("/proc");
 	rec->last_sync_ns = rec->t0_ns;
 	if (command) {
 		err = target__release(rec->tgt);
@@ -1477,6 +1480,16 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		s->pauses_by_ring = ls.pauses_by_ring;
 		s->pause_error = ls.action_error;
 		s->watcher_looks = ls.looks;
+		s->pause_after_ns = ls.after_worst_ns;
+		s->pause_after_bytes = ls.after_worst_bytes;
+		s->pause_room_bytes = (uint64_t)rec->o.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE) *
+				      (1000 - rec->o.high_permille) / 1000;
+		s->pause_allowed_ms = rec->reaction_ns / 1e6;
+		if (rec->started) {
+			unsigned long long st = topology__steal_ns("/proc");
+
+			s->steal_ns = st > rec->steal0_ns ? st - rec->steal0_ns : 0;
+		}
 		for (size_t i = 0; i < ls.nr_rings && i < rec->nr_cpus; i++)
 			s->pause_ring_cpu[i < RECORD_MAX_RING_STATS ? i : RECORD_MAX_RING_STATS - 1] = rec->cpus[i];
 	}

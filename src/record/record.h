@@ -85,6 +85,12 @@ struct record_stats {
 	int pause_ring_cpu[RECORD_MAX_RING_STATS]; /* the CPU of each ring */
 	int pause_error;               /* first failure to pause or resume (-errno) */
 	uint64_t watcher_looks;        /* --lossless: the watcher's looks at the rings */
+	/* --lossless: the most a pause let through (lossless_stats.after_worst_*), and the room
+	 * above the high mark of one ring, which is what it may let into a ring */
+	uint64_t pause_after_ns, pause_after_bytes, pause_room_bytes;
+	double pause_allowed_ms;       /* the reaction the rings were sized for */
+	uint64_t steal_ns;             /* CPU time the hypervisor took from this machine's CPUs
+					* since the events were enabled (0: none, or not known) */
 };
 
 struct record;

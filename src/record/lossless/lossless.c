@@ -36,6 +36,14 @@ struct lossless {
 	struct lookahead *la;   /* when to look next */
 	_Atomic uint64_t looks;
 	uint64_t *heads, *used; /* per ring, at the latest look */
+	/* What a pause let through, as the watcher sees it (its looks while paused are 0.1 ms
+	 * apart): on_action notes each PAUSE's time and the rings' heads and bumps pause_gen;
+	 * the watcher then follows the heads until the resume. */
+	_Atomic uint64_t pause_gen;
+	uint64_t pause_t, *pause_heads;   /* under lock */
+	uint64_t track_gen, track_t, track_last, track_bytes, *track_heads; /* the watcher's */
+	bool tracking;
+	_Atomic uint64_t after_worst_ns, after_worst_bytes;
 	unsigned int high_permille;
 	double max_rate;
 	struct pauser *p;
@@ -59,6 +67,12 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 	pthread_mutex_lock(&ll->lock);
 	if (!atomic_load(&ll->released)) {
 		if (a == BACKPRESSURE_PAUSE) {
+			if (ll->pause_heads) {
+				for (size_t i = 0; i < ll->nr_watched; i++)
+					ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
+				ll->pause_t = now;
+				atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
+			}
 			/* The backstop (when on) first: it stops the target at its next sample, however
 			 * long the freezer's write takes. */
 			if (ll->bs)
@@ -84,6 +98,49 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 /* Above the readers' priority 10. */
 #define WATCH_PRIORITY 20
 
+static void track_end(struct lossless *ll)
+{
+	uint64_t d = ll->track_last > ll->track_t ? ll->track_last - ll->track_t : 0;
+
+	if (!ll->tracking)
+		return;
+	ll->tracking = false;
+	if (d > atomic_load_explicit(&ll->after_worst_ns, memory_order_relaxed))
+		atomic_store_explicit(&ll->after_worst_ns, d, memory_order_relaxed);
+	if (ll->track_bytes > atomic_load_explicit(&ll->after_worst_bytes, memory_order_relaxed))
+		atomic_store_explicit(&ll->after_worst_bytes, ll->track_bytes, memory_order_relaxed);
+}
+
+/* After a look: follow what reaches the rings while paused, from the pause's decision on. */
+static void track(struct lossless *ll, uint64_t t)
+{
+	uint64_t gen = atomic_load_explicit(&ll->pause_gen, memory_order_acquire);
+
+	if (gen != ll->track_gen) {
+		track_end(ll);
+		pthread_mutex_lock(&ll->lock);
+		ll->track_gen = atomic_load_explicit(&ll->pause_gen, memory_order_relaxed);
+		ll->track_t = ll->track_last = ll->pause_t;
+		memcpy(ll->track_heads, ll->pause_heads, ll->nr_watched * sizeof(uint64_t));
+		pthread_mutex_unlock(&ll->lock);
+		ll->track_bytes = 0;
+		ll->tracking = true;
+	}
+	if (!ll->tracking)
+		return;
+	if (!backpressure__paused(ll->bp)) {
+		track_end(ll);
+		return;
+	}
+	for (size_t i = 0; i < ll->nr_watched; i++) {
+		if (ll->heads[i] > ll->track_heads[i]) {
+			ll->track_bytes += ll->heads[i] - ll->track_heads[i];
+			ll->track_heads[i] = ll->heads[i];
+			ll->track_last = t;
+		}
+	}
+}
+
 /* Look at every ring; returns how long to sleep before the next look (lookahead.h). */
 static uint64_t look(struct lossless *ll)
 {
@@ -98,6 +155,7 @@ static uint64_t look(struct lossless *ll)
 			   ll->used[i] >= size ? 1000 : (unsigned int)(ll->used[i] * 1000 / size), t);
 	}
 	atomic_fetch_add_explicit(&ll->looks, 1, memory_order_relaxed);
+	track(ll, t);
 	sleep = lookahead__next(ll->la, ll->heads, ll->used, t);
 	if (backpressure__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
 		sleep = WATCH_PAUSED_NS;
@@ -121,6 +179,7 @@ static void *watcher_main(void *arg)
 	}
 	if (first)
 		sem_post(&ll->watcher_up);
+	track_end(ll);
 	return NULL;
 }
 
@@ -138,9 +197,15 @@ int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n)
 	ll->nr_watched = n;
 	ll->heads = calloc(n, sizeof(*ll->heads));
 	ll->used = calloc(n, sizeof(*ll->used));
+	ll->track_heads = calloc(n, sizeof(*ll->track_heads));
 	ll->la = lookahead__new(n, ringbuf__size(rings[0]), ll->high_permille, ll->max_rate);
-	if (!ll->heads || !ll->used || !ll->la)
+	if (!ll->heads || !ll->used || !ll->track_heads || !ll->la)
 		return -errno;
+	pthread_mutex_lock(&ll->lock);
+	ll->pause_heads = calloc(n, sizeof(*ll->pause_heads));
+	pthread_mutex_unlock(&ll->lock);
+	if (!ll->pause_heads)
+		return -ENOMEM;
 	/* Real-time from its first instruction: set by the thread itself, the priority would
 	 * wait for the thread's first turn on a CPU, which on a busy machine came 5 ms after
 	 * the events were enabled, long enough to fill a ring. Without CAP_SYS_NICE it runs at
@@ -191,6 +256,8 @@ void lossless__free(struct lossless *ll)
 	lookahead__free(ll->la);
 	free(ll->heads);
 	free(ll->used);
+	free(ll->track_heads);
+	free(ll->pause_heads);
 	free(ll);
 }
 
@@ -396,4 +463,6 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->calib_worst_ns = ll->calib_worst;
 	s->calib_median_ns = ll->calib_median;
 	s->calib_cycles = ll->calib_cycles;
+	s->after_worst_ns = atomic_load(&((struct lossless *)ll)->after_worst_ns);
+	s->after_worst_bytes = atomic_load(&((struct lossless *)ll)->after_worst_bytes);
 }

@@ -32,6 +32,10 @@ struct lossless_stats {
 	bool backstop;          /* the kernel-side backstop is in use */
 	uint64_t calib_worst_ns, calib_median_ns; /* the pause timed at start (0: not measured) */
 	unsigned int calib_cycles;
+	/* Of all pauses, as the watcher saw them (0.1 ms apart): the longest time from the
+	 * decision to the rings' last growth before the resume, and the most bytes written into
+	 * the rings meanwhile (all rings together). */
+	uint64_t after_worst_ns, after_worst_bytes;
 };
 
 /* Errors: every function that fails returns -errno; lossless__setup also leaves the reason in
