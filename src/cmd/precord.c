@@ -201,7 +201,7 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 	if (verbose)
 		fprintf(stderr, "[ precord: %llu reader passes ]\n", (unsigned long long)s->wakeups);
 	if (verbose && s->pause_mechanism)
-		fprintf(stderr, "[ precord: %llu looks at the rings by the lossless watcher (%.0f/s) ]\n",
+		fprintf(stderr, "[ precord: %llu looks at the rings by the lossless watchers (%.0f/s) ]\n",
 			(unsigned long long)s->watcher_looks,
 			s->elapsed > 0 ? (double)s->watcher_looks / s->elapsed : 0);
 }

@@ -1144,7 +1144,7 @@ static int watch_rings(struct record *rec)
 	err = arm_backstop(rec);
 	if (err)
 		return err;
-	err = lossless__watch(rec->ll, rec->rings, n);
+	err = lossless__watch(rec->ll, rec->rings, n == rec->nr_cpus ? rec->cpus : NULL, n);
 	if (err)
 		seterr(rec, "--lossless: cannot start the watcher thread: %s", strerror(-err));
 	return err;

@@ -24,25 +24,37 @@
 #include "ringbuf/ringbuf.h"
 #include "lib/clock.h"
 
+/* A watcher: samples its rings' fill levels on a short timer, so a reader that is busy
+ * compressing or blocked in write() cannot hide a filling ring. One per CPU, pinned to it at
+ * real-time priority: whichever CPU the target runs on also runs a watcher, which preempts it
+ * to look, even when the hypervisor holds the other CPUs (one watcher on one CPU saw rings on
+ * the others fill while its own CPU was stolen). */
+struct watcher {
+	struct lossless *ll;
+	pthread_t th;
+	int cpu;                /* -1: not pinned */
+	size_t *idx, n;         /* its rings (indexes into ll->rings) */
+	struct lookahead *la;   /* when to look next */
+	uint64_t *heads, *used; /* per ring of its own, at the latest look */
+	/* what a pause let into its rings: from on_action's note of the decision to the resume */
+	uint64_t track_gen, track_t, track_last, track_bytes, *track_heads;
+	bool tracking;
+};
+
 struct lossless {
 	struct backpressure *bp;
-	/* the watcher: samples every ring's fill level on a short timer, so a reader that is
-	 * busy compressing or blocked in write() cannot hide a filling ring */
-	pthread_t watcher;
+	struct watcher *w;      /* nr_wslots of them, nr_w started */
+	size_t nr_wslots, nr_w;
 	bool watching;
-	sem_t watcher_up; /* posted once the watcher has made its first pass */
+	sem_t watcher_up; /* posted by each watcher once it has made its first pass */
 	struct ringbuf *const *rings;
 	size_t nr_watched;
-	struct lookahead *la;   /* when to look next */
 	_Atomic uint64_t looks;
-	uint64_t *heads, *used; /* per ring, at the latest look */
-	/* What a pause let through, as the watcher sees it (its looks while paused are 0.1 ms
+	/* What a pause let through, as the watchers see it (their looks while paused are 0.1 ms
 	 * apart): on_action notes each PAUSE's time and the rings' heads and bumps pause_gen;
-	 * the watcher then follows the heads until the resume. */
+	 * the watchers then follow the heads until the resume. */
 	_Atomic uint64_t pause_gen;
 	uint64_t pause_t, *pause_heads;   /* under lock */
-	uint64_t track_gen, track_t, track_last, track_bytes, *track_heads; /* the watcher's */
-	bool tracking;
 	_Atomic uint64_t after_worst_ns, after_worst_bytes;
 	unsigned int high_permille;
 	double max_rate;
@@ -98,65 +110,74 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 /* Above the readers' priority 10. */
 #define WATCH_PRIORITY 20
 
-static void track_end(struct lossless *ll)
+static void atomic_max(_Atomic uint64_t *a, uint64_t v)
 {
-	uint64_t d = ll->track_last > ll->track_t ? ll->track_last - ll->track_t : 0;
+	uint64_t o = atomic_load_explicit(a, memory_order_relaxed);
 
-	if (!ll->tracking)
+	while (v > o && !atomic_compare_exchange_weak_explicit(a, &o, v, memory_order_relaxed,
+							       memory_order_relaxed))
+		;
+}
+
+static void track_end(struct watcher *w)
+{
+	if (!w->tracking)
 		return;
-	ll->tracking = false;
-	if (d > atomic_load_explicit(&ll->after_worst_ns, memory_order_relaxed))
-		atomic_store_explicit(&ll->after_worst_ns, d, memory_order_relaxed);
-	if (ll->track_bytes > atomic_load_explicit(&ll->after_worst_bytes, memory_order_relaxed))
-		atomic_store_explicit(&ll->after_worst_bytes, ll->track_bytes, memory_order_relaxed);
+	w->tracking = false;
+	atomic_max(&w->ll->after_worst_ns, w->track_last > w->track_t ? w->track_last - w->track_t : 0);
+	atomic_max(&w->ll->after_worst_bytes, w->track_bytes);
 }
 
 /* After a look: follow what reaches the rings while paused, from the pause's decision on. */
-static void track(struct lossless *ll, uint64_t t)
+static void track(struct watcher *w, uint64_t t)
 {
+	struct lossless *ll = w->ll;
 	uint64_t gen = atomic_load_explicit(&ll->pause_gen, memory_order_acquire);
 
-	if (gen != ll->track_gen) {
-		track_end(ll);
+	if (gen != w->track_gen) {
+		track_end(w);
 		pthread_mutex_lock(&ll->lock);
-		ll->track_gen = atomic_load_explicit(&ll->pause_gen, memory_order_relaxed);
-		ll->track_t = ll->track_last = ll->pause_t;
-		memcpy(ll->track_heads, ll->pause_heads, ll->nr_watched * sizeof(uint64_t));
+		w->track_gen = atomic_load_explicit(&ll->pause_gen, memory_order_relaxed);
+		w->track_t = w->track_last = ll->pause_t;
+		for (size_t k = 0; k < w->n; k++)
+			w->track_heads[k] = ll->pause_heads[w->idx[k]];
 		pthread_mutex_unlock(&ll->lock);
-		ll->track_bytes = 0;
-		ll->tracking = true;
+		w->track_bytes = 0;
+		w->tracking = true;
 	}
-	if (!ll->tracking)
+	if (!w->tracking)
 		return;
 	if (!backpressure__paused(ll->bp)) {
-		track_end(ll);
+		track_end(w);
 		return;
 	}
-	for (size_t i = 0; i < ll->nr_watched; i++) {
-		if (ll->heads[i] > ll->track_heads[i]) {
-			ll->track_bytes += ll->heads[i] - ll->track_heads[i];
-			ll->track_heads[i] = ll->heads[i];
-			ll->track_last = t;
+	for (size_t k = 0; k < w->n; k++) {
+		if (w->heads[k] > w->track_heads[k]) {
+			w->track_bytes += w->heads[k] - w->track_heads[k];
+			w->track_heads[k] = w->heads[k];
+			w->track_last = t;
 		}
 	}
 }
 
-/* Look at every ring; returns how long to sleep before the next look (lookahead.h). */
-static uint64_t look(struct lossless *ll)
+/* Look at the watcher's rings; returns how long to sleep before the next look (lookahead.h). */
+static uint64_t look(struct watcher *w)
 {
+	struct lossless *ll = w->ll;
 	uint64_t t = clock__ns(), sleep;
 
-	for (size_t i = 0; i < ll->nr_watched; i++) {
-		size_t size = ringbuf__size(ll->rings[i]);
+	for (size_t k = 0; k < w->n; k++) {
+		struct ringbuf *rb = ll->rings[w->idx[k]];
+		size_t size = ringbuf__size(rb);
 
-		ll->heads[i] = ringbuf__head(ll->rings[i]);
-		ll->used[i] = ringbuf__used(ll->rings[i]);
-		backpressure__report(ll->bp, (unsigned int)i,
-			   ll->used[i] >= size ? 1000 : (unsigned int)(ll->used[i] * 1000 / size), t);
+		w->heads[k] = ringbuf__head(rb);
+		w->used[k] = ringbuf__used(rb);
+		backpressure__report(ll->bp, (unsigned int)w->idx[k],
+			   w->used[k] >= size ? 1000 : (unsigned int)(w->used[k] * 1000 / size), t);
 	}
 	atomic_fetch_add_explicit(&ll->looks, 1, memory_order_relaxed);
-	track(ll, t);
-	sleep = lookahead__next(ll->la, ll->heads, ll->used, t);
+	track(w, t);
+	sleep = lookahead__next(w->la, w->heads, w->used, t);
 	if (backpressure__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
 		sleep = WATCH_PAUSED_NS;
 	return sleep;
@@ -164,11 +185,12 @@ static uint64_t look(struct lossless *ll)
 
 static void *watcher_main(void *arg)
 {
-	struct lossless *ll = arg;
+	struct watcher *w = arg;
+	struct lossless *ll = w->ll;
 	bool first = true;
 
 	while (!atomic_load_explicit(&ll->released, memory_order_relaxed)) {
-		uint64_t sleep = look(ll);
+		uint64_t sleep = look(w);
 		struct timespec ts = { (time_t)(sleep / 1000000000u), (long)(sleep % 1000000000u) };
 
 		if (first) {
@@ -179,13 +201,88 @@ static void *watcher_main(void *arg)
 	}
 	if (first)
 		sem_post(&ll->watcher_up);
-	track_end(ll);
+	track_end(w);
 	return NULL;
 }
 
-int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n)
+static void watcher_free(struct watcher *w)
 {
+	lookahead__free(w->la);
+	free(w->idx);
+	free(w->heads);
+	free(w->used);
+	free(w->track_heads);
+}
+
+static int watcher_init(struct lossless *ll, struct watcher *w, int cpu, size_t first, size_t n)
+{
+	w->ll = ll;
+	w->cpu = cpu;
+	w->n = n;
+	w->idx = calloc(n, sizeof(*w->idx));
+	w->heads = calloc(n, sizeof(*w->heads));
+	w->used = calloc(n, sizeof(*w->used));
+	w->track_heads = calloc(n, sizeof(*w->track_heads));
+	w->la = lookahead__new(n, ringbuf__size(ll->rings[first]), ll->high_permille, ll->max_rate);
+	if (!w->idx || !w->heads || !w->used || !w->track_heads || !w->la)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++)
+		w->idx[k] = first + k;
+	return 0;
+}
+
+/* Real-time from its first instruction, on its CPU: set by the thread itself, the priority
+ * would wait for the thread's first turn on a CPU, which on a busy machine came 5 ms after the
+ * events were enabled, long enough to fill a ring. Without CAP_SYS_NICE it runs at normal
+ * priority; where its CPU is not ours to use (a cpuset), it runs anywhere. */
+static int watcher_create(struct watcher *w, bool rt)
+{
+	struct sched_param sp = { .sched_priority = WATCH_PRIORITY };
+	pthread_attr_t attr;
+	cpu_set_t set;
 	int r;
+
+	pthread_attr_init(&attr);
+	if (rt) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	if (w->cpu >= 0 && w->cpu < CPU_SETSIZE) {
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	r = pthread_create(&w->th, &attr, watcher_main, w);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
+static int watcher_start(struct watcher *w)
+{
+	char name[16];
+	int r = watcher_create(w, true);
+
+	if (r == EINVAL && w->cpu >= 0) { /* its CPU is not in our affinity */
+		w->cpu = -1;
+		r = watcher_create(w, true);
+	}
+	if (r == EPERM)
+		r = watcher_create(w, false);
+	if (r)
+		return -r;
+	if (w->cpu >= 0)
+		snprintf(name, sizeof(name), "precord-w/%u", (unsigned int)w->cpu % 10000u);
+	else
+		snprintf(name, sizeof(name), "precord-watch");
+	pthread_setname_np(w->th, name);
+	return 0;
+}
+
+int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, const int *cpus, size_t n)
+{
+	size_t nw = cpus ? n : 1;
+	int r = 0;
 
 	if (!ll)
 		return 0;
@@ -195,50 +292,38 @@ int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n)
 		return -EINVAL;
 	ll->rings = rings;
 	ll->nr_watched = n;
-	ll->heads = calloc(n, sizeof(*ll->heads));
-	ll->used = calloc(n, sizeof(*ll->used));
-	ll->track_heads = calloc(n, sizeof(*ll->track_heads));
-	ll->la = lookahead__new(n, ringbuf__size(rings[0]), ll->high_permille, ll->max_rate);
-	if (!ll->heads || !ll->used || !ll->track_heads || !ll->la)
-		return -errno;
+	ll->w = calloc(nw, sizeof(*ll->w));
+	if (!ll->w)
+		return -ENOMEM;
+	ll->nr_wslots = nw;
+	for (size_t i = 0; i < nw && !r; i++)
+		r = cpus ? watcher_init(ll, &ll->w[i], cpus[i], i, 1) : watcher_init(ll, &ll->w[i], -1, 0, n);
 	pthread_mutex_lock(&ll->lock);
 	ll->pause_heads = calloc(n, sizeof(*ll->pause_heads));
 	pthread_mutex_unlock(&ll->lock);
-	if (!ll->pause_heads)
+	if (r || !ll->pause_heads)
 		return -ENOMEM;
-	/* Real-time from its first instruction: set by the thread itself, the priority would
-	 * wait for the thread's first turn on a CPU, which on a busy machine came 5 ms after
-	 * the events were enabled, long enough to fill a ring. Without CAP_SYS_NICE it runs at
-	 * normal priority. */
-	{
-		struct sched_param sp = { .sched_priority = WATCH_PRIORITY };
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-		pthread_attr_setschedparam(&attr, &sp);
-		r = pthread_create(&ll->watcher, &attr, watcher_main, ll);
-		pthread_attr_destroy(&attr);
-		if (r == EPERM)
-			r = pthread_create(&ll->watcher, NULL, watcher_main, ll);
+	for (size_t i = 0; i < nw; i++) {
+		r = watcher_start(&ll->w[i]);
+		if (r)
+			break;
+		ll->nr_w++;
 	}
-	if (r)
-		return -r;
-	pthread_setname_np(ll->watcher, "precord-watch");
-	ll->watching = true;
-	/* The caller enables the events next: the watcher must be looking by then. */
-	while (sem_wait(&ll->watcher_up) < 0 && errno == EINTR)
-		;
-	return 0;
+	if (ll->nr_w)
+		ll->watching = true;
+	/* The caller enables the events next: the watchers must be looking by then. */
+	for (size_t i = 0; i < ll->nr_w; i++)
+		while (sem_wait(&ll->watcher_up) < 0 && errno == EINTR)
+			;
+	return r;
 }
 
 static void stop_watcher(struct lossless *ll)
 {
-	if (ll->watching) {
-		pthread_join(ll->watcher, NULL);
-		ll->watching = false;
-	}
+	for (size_t i = 0; i < ll->nr_w; i++)
+		pthread_join(ll->w[i].th, NULL);
+	ll->nr_w = 0;
+	ll->watching = false;
 }
 
 void lossless__free(struct lossless *ll)
@@ -253,10 +338,9 @@ void lossless__free(struct lossless *ll)
 	pthread_mutex_destroy(&ll->lock);
 	sem_destroy(&ll->watcher_up);
 	free(ll->by_ring);
-	lookahead__free(ll->la);
-	free(ll->heads);
-	free(ll->used);
-	free(ll->track_heads);
+	for (size_t i = 0; i < ll->nr_wslots; i++)
+		watcher_free(&ll->w[i]);
+	free(ll->w);
 	free(ll->pause_heads);
 	free(ll);
 }

@@ -74,11 +74,13 @@ struct ringbuf;
  * -errno (then pauses go by the pauser alone). */
 int lossless__backstop(struct lossless *ll, const int *fds, const pid_t *tids, size_t n);
 
-/* Start the watcher thread (real-time priority when permitted) that looks at the rings' fill
+/* Start the watcher threads (real-time priority when permitted) that look at the rings' fill
  * levels independently of the readers, as often as their margins below the high mark and the
- * rate they can be written at require (lookahead.h): from every 0.1 ms to every 2 ms. rings (all
- * of one size) must outlive the watcher, which stops at lossless__release. Returns 0 or -errno. */
-int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, size_t n);
+ * rate they can be written at require (lookahead.h): from every 0.1 ms to every 2 ms. With cpus
+ * (ring i is written on CPU cpus[i]) one watcher per ring, pinned to its CPU, so that a CPU
+ * the target runs on always runs its watcher too; without, one watcher for all. rings (all of
+ * one size) must outlive the watchers, which stop at lossless__release. Returns 0 or -errno. */
+int lossless__watch(struct lossless *ll, struct ringbuf *const *rings, const int *cpus, size_t n);
 
 /* A reader saw ring's fill level (per mille); pauses or resumes the target as needed.
  * Thread-safe, lock-free when nothing changes. */
