@@ -3,6 +3,7 @@
 # Each test is a plain sh script: exit 0 pass, 77 skip, anything else fail.
 set -eu
 TOP=${PRECORD_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd) # this directory, before the cd below
 W="$TOP/build/workloads"
 T=$(mktemp -d /tmp/precord-test.XXXXXX)
 trap '[ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT INT TERM
@@ -40,6 +41,9 @@ sym_pct() {
 	perf report -i "$f" --stdio --no-children --sort sym -g none -q "$@" 2>/dev/null |
 		awk -v s="$s" '$NF == s { gsub("%", "", $1); t += $1 } END { printf "%.2f\n", t }'
 }
+# same_graph A B: perf report's call graph text A and preport's B are the same graph, up to
+# a few samples' worth (same_graph.awk)
+same_graph() { awk -f "$TESTS_DIR/same_graph.awk" "$1" "$2"; }
 # |a - b| <= tol for decimal numbers
 close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 # Count of records of TYPE (e.g. SAMPLE, LOST, SWITCH_CPU_WIDE) in perf report --stats.

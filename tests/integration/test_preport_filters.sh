@@ -60,19 +60,6 @@ cmp -s a.t b.t || fail "--sort tid differs from --sort pid"
 # and clone3 (varying from one recording to the next), where preport's goes on.
 perf record -q -e cpu-clock --call-graph dwarf -o g.data -- "$W/mixed" 0.5 2 > /dev/null 2>&1 ||
 	fail "perf record failed"
-# same_graph A B: line for line the same text once percentages are set aside, and each
-# percentage within 0.05 points of perf's (a few samples that perf unwinds short of clone3 move
-# its rows by a few hundredths).
-same_graph() {
-	awk 'FNR == NR { a[FNR] = $0; na = FNR; next }
-	     function skel(s) { gsub(/[0-9]+\.[0-9]+%/, "P%", s); return s }
-	     function pcts(s, out,   n) { n = 0; while (match(s, /[0-9]+\.[0-9]+%/)) { out[++n] = substr(s, RSTART, RLENGTH - 1) + 0; s = substr(s, RSTART + RLENGTH) } return n }
-	     { nb = FNR
-	       if (skel(a[FNR]) != skel($0)) { bad = 1; next }
-	       n = pcts(a[FNR], x); pcts($0, y)
-	       for (i = 1; i <= n; i++) if (x[i] - y[i] > 0.0501 || y[i] - x[i] > 0.0501) bad = 1 }
-	     END { exit bad || na != nb }' "$1" "$2"
-}
 upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }
 for inl in "" --no-inline; do
 	for g in caller callee caller,2 callee,5; do

@@ -18,18 +18,6 @@ perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o i.data -- "$W/inlines"
 # keep: the recording, for a look at a failure, in build/tests/.
 keep() { cp i.data "$TOP/build/tests/test_preport_inline.data" 2> /dev/null || true; }
 
-# same_graph A B: the same lines once percentages are set aside, each percentage within 0.05
-# points of perf's.
-same_graph() {
-	awk 'FNR == NR { a[FNR] = $0; na = FNR; next }
-	     function skel(s) { gsub(/[0-9]+\.[0-9]+%/, "P%", s); return s }
-	     function pcts(s, out,   n) { n = 0; while (match(s, /[0-9]+\.[0-9]+%/)) { out[++n] = substr(s, RSTART, RLENGTH - 1) + 0; s = substr(s, RSTART + RLENGTH) } return n }
-	     { nb = FNR
-	       if (skel(a[FNR]) != skel($0)) { bad = 1; next }
-	       n = pcts(a[FNR], x); pcts($0, y)
-	       for (i = 1; i <= n; i++) if (x[i] - y[i] > 0.0501 || y[i] - x[i] > 0.0501) bad = 1 }
-	     END { exit bad || na != nb }' "$1" "$2"
-}
 # Down to the first row under 1% (perf splits a few small inlined rows in two where preport has
 # one: the order of its rows below that differs).
 upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }
