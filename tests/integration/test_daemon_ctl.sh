@@ -85,6 +85,10 @@ rec=$!
 wait_until "the command's pid" has_line cmd.pid
 pid=$(head -1 cmd.pid)
 PIDS="$PIDS $pid"
+# the command runs its threads (main + 2): a reading taken before they exist has no thread 3
+# (under ASan that gave an expected share of 0)
+cmd_threads() { [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -ge 3 ]; }
+wait_until "the command's threads" cmd_threads
 c0=$(thread_cpu "$pid")
 wait_cpu "$pid" 500
 c1=$(thread_cpu "$pid")
