@@ -151,8 +151,8 @@ static void drop_pending(struct thr *th)
 	th->pending = false;
 }
 
-/* Hold a switch-out sample until the thread's switch-in. */
-/* th stops running at t: the on-CPU time since its last sample carries to its next one. */
+/* th stops running at t (or is sampled at t): the on-CPU time since its last sample carries to
+ * its next one. */
 static void stretch_end(struct thr *th, uint64_t t)
 {
 	if ((th->running || !th->seen_in) && t >= th->on_mark)
@@ -160,6 +160,7 @@ static void stretch_end(struct thr *th, uint64_t t)
 	th->on_mark = t;
 }
 
+/* Hold a switch-out sample until the thread's switch-in. */
 static int hold(struct offcpu *o, struct thr *th, const struct report_session_sample *ss)
 {
 	uint64_t prev_state = 0;
@@ -220,12 +221,11 @@ static int on_sample(void *ctx, struct report_session *s, const struct report_se
 	}
 	if (o->mode == OFFCPU_WALL && ss->attr == o->on_attr) {
 		struct report_session_sample fw = *ss;
-		uint64_t w = th->on_carry;
+		uint64_t w;
 
-		if ((th->running || !th->seen_in) && t >= th->on_mark)
-			w += t - th->on_mark;
+		stretch_end(th, t);
+		w = th->on_carry;
 		th->on_carry = 0;
-		th->on_mark = t;
 		fw.attr = o->out_attr;
 		fw.period = w ? w : ss->period;	/* nothing measured yet: the kernel's period */
 		return report_session__emit(s, &fw);
