@@ -69,6 +69,7 @@ struct record {
 	uint64_t lost_samples;
 	uint64_t t0_ns, t_end_ns;     /* CLOCK_MONOTONIC */
 	unsigned long long steal0_ns; /* the host's steal time at the start (topology__steal_ns) */
+	uint64_t steal_ns;            /* ... and how much more it took until the stop */
 	uint64_t last_sync_ns;
 	uint64_t unwritten_told;      /* unwritten records already noticed */
 	bool waiting_told;            /* the wait for space was noticed */
@@ -1390,6 +1391,11 @@ int record__stop(struct record *rec)
 		}
 	}
 	evlist__disable(rec->el);
+	{
+		unsigned long long st = topology__steal_ns("/proc");
+
+		rec->steal_ns = st > rec->steal0_ns ? st - rec->steal0_ns : 0;
+	}
 	e = readers__stop(rec->rd);
 	lossless__release(rec->ll);
 	reap_orphans(rec);
@@ -1485,11 +1491,7 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		s->pause_room_bytes = (uint64_t)rec->o.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE) *
 				      (1000 - rec->o.high_permille) / 1000;
 		s->pause_allowed_ms = rec->reaction_ns / 1e6;
-		if (rec->started) {
-			unsigned long long st = topology__steal_ns("/proc");
-
-			s->steal_ns = st > rec->steal0_ns ? st - rec->steal0_ns : 0;
-		}
+		s->steal_ns = rec->steal_ns;
 		for (size_t i = 0; i < ls.nr_rings && i < rec->nr_cpus; i++)
 			s->pause_ring_cpu[i < RECORD_MAX_RING_STATS ? i : RECORD_MAX_RING_STATS - 1] = rec->cpus[i];
 	}

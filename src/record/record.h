@@ -90,7 +90,8 @@ struct record_stats {
 	uint64_t pause_after_ns, pause_after_bytes, pause_room_bytes;
 	double pause_allowed_ms;       /* the reaction the rings were sized for */
 	uint64_t steal_ns;             /* CPU time the hypervisor took from this machine's CPUs
-					* since the events were enabled (0: none, or not known) */
+					* from the events' enabling to the stop (0: none, not known,
+					* or not stopped yet) */
 };
 
 struct record;
