@@ -1,6 +1,7 @@
 /* Tests for src/lib/topology: CPU lists, scope names, and topology__read() against two fake sysfs
  * trees under tests/data (8 CPUs with SMT, 2 LLCs, 2 nodes and CPU 7 offline; 4 CPUs with no
- * cache or node information) and against the real /sys of this machine. */
+ * cache or node information) and against the real /sys of this machine; the hypervisor's steal
+ * time against two fake /proc/stat files (tests/data/proc-steal, proc-short). */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/topology.h"
 
@@ -142,6 +144,30 @@ START_TEST(test_missing_root)
 }
 END_TEST
 
+/* topology__steal_ns reads the steal column of the "cpu" line of proc_root/stat, in ns; a stat
+ * without that column (kernels before 2.6.11), a missing one and a path too long give 0. */
+START_TEST(test_steal)
+{
+	char path[PATH_MAX];
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long a, b;
+
+	snprintf(path, sizeof(path), "%s", data_path("proc-steal"));
+	ck_assert_int_gt(hz, 0);
+	ck_assert_uint_eq(topology__steal_ns(path), 250ull * (1000000000ull / (unsigned long long)hz));
+	snprintf(path, sizeof(path), "%s", data_path("proc-short"));
+	ck_assert_uint_eq(topology__steal_ns(path), 0);
+	ck_assert_uint_eq(topology__steal_ns("/nonexistent-proc"), 0);
+	memset(path, 'a', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	ck_assert_uint_eq(topology__steal_ns(path), 0);
+	/* the real one only grows */
+	a = topology__steal_ns("/proc");
+	b = topology__steal_ns("/proc");
+	ck_assert_uint_le(a, b);
+}
+END_TEST
+
 /* The real machine: every online CPU is in each of its scopes, scopes nest, and the online set
  * agrees with sched_getaffinity's view at least in that our allowed CPUs are all online. */
 START_TEST(test_real_sys)
@@ -195,6 +221,7 @@ Suite *topology_suite(void)
 	tcase_add_test(tc, test_fake_flat);
 	tcase_add_test(tc, test_missing_root);
 	tcase_add_test(tc, test_real_sys);
+	tcase_add_test(tc, test_steal);
 	suite_add_tcase(s, tc);
 	return s;
 }
