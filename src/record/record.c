@@ -1488,6 +1488,9 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		s->watcher_looks = ls.looks;
 		s->pause_after_ns = ls.after_worst_ns;
 		s->pause_after_bytes = ls.after_worst_bytes;
+		s->watcher_late_ns = ls.late_worst_ns;
+		s->pause_decided_permille = ls.decided_worst_permille;
+		s->pause_high_permille = rec->o.high_permille;
 		s->pause_room_bytes = (uint64_t)rec->o.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE) *
 				      (1000 - rec->o.high_permille) / 1000;
 		s->pause_allowed_ms = rec->reaction_ns / 1e6;

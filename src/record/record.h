@@ -88,6 +88,10 @@ struct record_stats {
 	/* --lossless: the most a pause let through (lossless_stats.after_worst_*), and the room
 	 * above the high mark of one ring, which is what it may let into a ring */
 	uint64_t pause_after_ns, pause_after_bytes, pause_room_bytes;
+	/* --lossless: the latest a watcher looked after it planned to, and the fullest a ring was
+	 * when a pause was decided (lossless_stats) */
+	uint64_t watcher_late_ns;
+	unsigned int pause_decided_permille, pause_high_permille;
 	double pause_allowed_ms;       /* the reaction the rings were sized for */
 	uint64_t steal_ns;             /* CPU time the hypervisor took from this machine's CPUs
 					* from the events' enabling to the stop (0: none, not known,

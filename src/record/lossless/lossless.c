@@ -36,6 +36,7 @@ struct watcher {
 	size_t *idx, n;         /* its rings (indexes into ll->rings) */
 	struct lookahead *la;   /* when to look next */
 	uint64_t *heads, *used; /* per ring of its own, at the latest look */
+	uint64_t next_t;        /* when the latest look planned the next (0: none yet) */
 	/* what a pause let into its rings: from on_action's note of the decision to the resume */
 	uint64_t track_gen, track_t, track_last, track_bytes, *track_heads;
 	bool tracking;
@@ -56,6 +57,9 @@ struct lossless {
 	_Atomic uint64_t pause_gen;
 	uint64_t pause_t, *pause_heads;   /* under lock */
 	_Atomic uint64_t after_worst_ns, after_worst_bytes;
+	/* How late the watchers looked: the most a look came after its planned time, ns; and the
+	 * fullest a ring was when its pause was decided, per mille. */
+	_Atomic uint64_t late_worst_ns, decided_worst_permille;
 	unsigned int high_permille;
 	double max_rate;
 	struct pauser *p;
@@ -71,6 +75,8 @@ struct lossless {
 	char err[256];          /* lossless__error() */
 };
 
+static void atomic_max(_Atomic uint64_t *a, uint64_t v);
+
 static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
 	struct lossless *ll = ctx;
@@ -84,6 +90,13 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 					ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
 				ll->pause_t = now;
 				atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
+			}
+			if (ring < ll->nr_watched) {
+				uint64_t size = ringbuf__size(ll->rings[ring]);
+				uint64_t used = ringbuf__used(ll->rings[ring]);
+
+				atomic_max(&ll->decided_worst_permille,
+					   used >= size ? 1000 : used * 1000 / size);
 			}
 			/* The backstop (when on) first: it stops the target at its next sample, however
 			 * long the freezer's write takes. */
@@ -166,6 +179,8 @@ static uint64_t look(struct watcher *w)
 	struct lossless *ll = w->ll;
 	uint64_t t = clock__ns(), sleep;
 
+	if (w->next_t && t > w->next_t)
+		atomic_max(&ll->late_worst_ns, t - w->next_t);
 	for (size_t k = 0; k < w->n; k++) {
 		struct ringbuf *rb = ll->rings[w->idx[k]];
 		size_t size = ringbuf__size(rb);
@@ -180,6 +195,7 @@ static uint64_t look(struct watcher *w)
 	sleep = lookahead__next(w->la, w->heads, w->used, t);
 	if (backpressure__paused(ll->bp) && sleep > WATCH_PAUSED_NS)
 		sleep = WATCH_PAUSED_NS;
+	w->next_t = clock__ns() + sleep;
 	return sleep;
 }
 
@@ -549,4 +565,6 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->calib_cycles = ll->calib_cycles;
 	s->after_worst_ns = atomic_load(&((struct lossless *)ll)->after_worst_ns);
 	s->after_worst_bytes = atomic_load(&((struct lossless *)ll)->after_worst_bytes);
+	s->late_worst_ns = atomic_load(&((struct lossless *)ll)->late_worst_ns);
+	s->decided_worst_permille = (unsigned int)atomic_load(&((struct lossless *)ll)->decided_worst_permille);
 }

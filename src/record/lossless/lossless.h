@@ -36,6 +36,10 @@ struct lossless_stats {
 	 * decision to the rings' last growth before the resume, and the most bytes written into
 	 * the rings meanwhile (all rings together). */
 	uint64_t after_worst_ns, after_worst_bytes;
+	/* The most a watcher's look came after the time it was planned for (its sleep, the
+	 * scheduler, the host), ns; the fullest a ring was when its pause was decided, per mille. */
+	uint64_t late_worst_ns;
+	unsigned int decided_worst_permille;
 };
 
 /* Errors: every function that fails returns -errno; lossless__setup also leaves the reason in
