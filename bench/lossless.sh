@@ -29,9 +29,10 @@ for rep in $(seq "$LOSSLESS_REPS"); do
 	# the bare run in every round too: on a shared machine the load moves between rounds
 	run_timed $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llb"
 	sb=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-	run_timed perf record $LL_OPTS -o "$D/perf-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llp"
+	# (each run after the one before is on disk: see the harsh table below)
+	sync; run_timed perf record $LL_OPTS -o "$D/perf-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llp"
 	sp=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
-	run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || ll_rc=$?; echo "$T" >> "$D/llr"
+	sync; run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || ll_rc=$?; echo "$T" >> "$D/llr"
 	sr=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
 	ll_line=$(grep "lossless via" "$D/run.err")
 done
@@ -79,18 +80,29 @@ for row in "dwarf,65528 -F 20000|storm" "dwarf,65528 -F 50000|storm" "dwarf -F 2
 	*) set -- $W/yield_storm "$HARSH_COUNT" "$THREADS" ;;
 	esac
 	case $wl in *hog) stress-ng --cpu "$NCPU" --quiet & hog=$! ;; esac
-	run_timed perf record $opts -m "${ring:-2048}K" -o "$D/perf-h.data" -- "$@"; thp=$T
-	run_timed $P $opts --lossless -o "$D/precord-h.data" -- "$@"; thr=$T
+	# precord first, each run after the previous run's files are on disk (sync): perf writes
+	# gigabytes here, and while the kernel wrote back 1-4 GB of perf's file, a real-time
+	# thread on this VM waited up to 0.28 s for its CPU (precord's watchers among them; a run
+	# then lost). oom: the OOM killer's count during the row (perf's readers at these sizes).
+	oom0=$(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat)
+	sync; run_timed $P $opts --lossless -o "$D/precord-h.data" -- "$@"; thr=$T
 	hl=$(grep "lossless via" "$D/run.err")
+	cp "$D/run.err" "$D/precord-h.err"
+	sync; run_timed perf record $opts -m "${ring:-2048}K" -o "$D/perf-h.data" -- "$@"; thp=$T
 	[ -n "$hog" ] && kill "$hog" && wait "$hog" 2>/dev/null
-	lp=$(($(lost_events "$D/perf-h.data") + $(lost_samples "$D/perf-h.data")))
-	lr=$(($(lost_events "$D/precord-h.data") + $(lost_samples "$D/precord-h.data")))
+	lp=$(lost_all "$D/perf-h.data")
+	lr=$(lost_all "$D/precord-h.data")
 	printf '| %s | %s | %s KiB | %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n' "${row%|*}" "$wl" "${ring:-?}" \
 		"$thp" "$lp" "$(mb "$(size_of "$D/perf-h.data")")" "$thr" "$lr" "$(mb "$(size_of "$D/precord-h.data")")" \
 		"$(echo "$hl" | sed -n 's/.*: \([0-9]*\) pauses,.*/\1/p')" "$(echo "$hl" | sed -n 's/.*(\([0-9.]*%\) of the run).*/\1/p')" \
 		"$(ratio "$thr" "$thp")"
+	# what precord says of its pauses when it lost (the slowest pause, the host's steal time)
+	[ "$lr" = 0 ] || { echo "${row%|*} $wl: precord said:"; grep -E "slowest pause|decided|later than|hypervisor|lost" "$D/precord-h.err"; } >> "$D/harsh-notes"
+	oom1=$(awk '$1 == "oom_kill" { print $2 }' /proc/vmstat)
+	[ "${oom0:-0}" = "${oom1:-0}" ] || echo "${row%|*} $wl: the OOM killer ran $((oom1 - oom0)) times during this row (dmesg names whom)" >> "$D/harsh-notes"
 done
 echo
+[ ! -s "$D/harsh-notes" ] || { sed 's/^/    /' "$D/harsh-notes"; echo; }
 echo "(one run each; --switch-events on every row; storm: $THREADS threads x $HARSH_COUNT yields; tree: 8 children,"
 echo "half exec'ing a shell loop; hog: stress-ng --cpu $NCPU at the same nice level during both runs. lost = LOST"
 echo "events + LOST_SAMPLES, read back with perf. The ring is what precord derives for --lossless; perf gets the same.)"

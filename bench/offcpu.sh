@@ -23,9 +23,9 @@ for rep in $(seq "$OFFCPU_REPS"); do
 	echo "$T" >> "$D/or"
 	run_timed $P -q --off-cpu --lossless -e cpu-clock --call-graph dwarf,8192 -z -o "$D/precord-offl.data" -- "$@"
 	echo "$T" >> "$D/ol"
-	olp=$((olp + $(lost_events "$D/perf-off.data") + $(lost_samples "$D/perf-off.data")))
-	olr=$((olr + $(lost_events "$D/precord-off.data") + $(lost_samples "$D/precord-off.data")))
-	oll=$((oll + $(lost_events "$D/precord-offl.data") + $(lost_samples "$D/precord-offl.data")))
+	olp=$(plus "$olp" "$(lost_all "$D/perf-off.data")")
+	olr=$(plus "$olr" "$(lost_all "$D/precord-off.data")")
+	oll=$(plus "$oll" "$(lost_all "$D/precord-offl.data")")
 	size_of "$D/perf-off.data" >> "$D/osp"; size_of "$D/precord-off.data" >> "$D/osr"
 	size_of "$D/precord-offl.data" >> "$D/osl"
 	nsp=$(tp_samples "$D/perf-off.data"); nsr=$(tp_samples "$D/precord-off.data"); nsl=$(tp_samples "$D/precord-offl.data")

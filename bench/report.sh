@@ -46,7 +46,7 @@ timed() {
 # report_compare LABEL FILE: one table for FILE.
 report_compare() {
 	_f=$2
-	lost=$(( $(lost_events "$_f") + $(lost_samples "$_f") ))
+	lost=$(lost_all "$_f")
 	echo "### $1: $nsamp samples ($rsecs s of mixed), $lost lost, $(mb "$(size_of "$_f")") MB"
 	echo
 	timed perf perf report -i "$_f" --stdio

@@ -42,8 +42,8 @@ case " $BENCH " in *" record "*)
 		for rep in $(seq "$RECORD_REPS"); do
 			run_timed perf record -e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M -z -o "$D/perf.data" -- "$@"; echo "$T" >> "$D/tp"
 			run_timed $P -q -e cpu-clock -F 4000 --call-graph dwarf,8192 -m 2M -z -o "$D/precord.data" -- "$@"; echo "$T" >> "$D/tr"
-			lp=$((lp + $(lost_events "$D/perf.data") + $(lost_samples "$D/perf.data")))
-			lr=$((lr + $(lost_events "$D/precord.data") + $(lost_samples "$D/precord.data")))
+			lp=$(plus "$lp" "$(lost_all "$D/perf.data")")
+			lr=$(plus "$lr" "$(lost_all "$D/precord.data")")
 			size_of "$D/perf.data" >> "$D/sp"; size_of "$D/precord.data" >> "$D/sr"
 		done
 		tp=$(median "$D/tp"); tr=$(median "$D/tr"); sp=$(median "$D/sp"); sr=$(median "$D/sr")
