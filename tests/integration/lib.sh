@@ -19,7 +19,7 @@ user_bins() {
 	chmod -R a+rX "$UB"
 }
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; [ -z "${KEEP_T:-}" ] || echo "(KEEP_T: its files are kept in $T)" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 # assert_ge ACTUAL MIN WHAT
 assert_ge() { [ "$1" -ge "$2" ] || fail "$3: $1 < $2"; }
