@@ -424,16 +424,23 @@ int event__parse(const char *name, struct evdesc *ret)
 	}
 
 	r = parse_pfm(name, &attr);
-	if (r == -ENOENT && colon) {
+	if (r < 0 && r != -ENOMEM && colon) {
 		/* "subsystem:event": a kernel tracepoint, sampled at every hit (period 1) */
 		char sys[64], tp[64];
 		uint64_t id;
 
-		if (tracefs__split(name, sys, tp) == 0 && tracefs__event_id(sys, tp, &id) == 0) {
-			attr.type = PERF_TYPE_TRACEPOINT;
-			attr.config = id;
-			attr.sample_period = 1;
-			goto done;
+		if (tracefs__split(name, sys, tp) == 0) {
+			if (tracefs__event_id(sys, tp, &id) == 0) {
+				attr.type = PERF_TYPE_TRACEPOINT;
+				attr.config = id;
+				attr.sample_period = 1;
+				goto done;
+			}
+			/* With debugfs mounted, libpfm knows the tracepoints too and calls an
+			 * unknown event of a known subsystem a bad umask ("bad modifier"): it is
+			 * an unknown event. */
+			if (r != -ENOENT && tracefs__has_system(sys))
+				return -ENOENT;
 		}
 	}
 	if (r < 0)

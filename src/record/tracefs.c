@@ -135,6 +135,21 @@ int tracefs__event_id(const char *sys, const char *name, uint64_t *ret_id)
 	return 0;
 }
 
+bool tracefs__has_system(const char *sys)
+{
+	const char *dir;
+	char path[512];
+	struct stat st;
+
+	if (!name_ok(sys, strlen(sys)))
+		return false;
+	dir = tracefs__dir();
+	if (!dir)
+		return false;
+	snprintf(path, sizeof(path), "%s/events/%s", dir, sys);
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* The section being built: perf/features' buffer, and the first error of reading a file. */
 struct blob {
 	struct fbuf f;

@@ -5,6 +5,7 @@
 #ifndef PRECORD_TRACEFS_H
 #define PRECORD_TRACEFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,10 @@ int tracefs__split(const char *spec, char sys[64], char name[64]);
 /* The perf config (tracepoint id) of sys:name. Returns 0; -ENOENT when there is no such
  * tracepoint; -EINVAL for a bad name; -errno of finding tracefs or reading the id. */
 int tracefs__event_id(const char *sys, const char *name, uint64_t *ret_id);
+
+/* Whether tracefs has the subsystem sys (a directory events/sys): false for a bad name or when
+ * tracefs cannot be found. */
+bool tracefs__has_system(const char *sys);
 
 /* perf's tracing data for the given "sys:name" tracepoints: header_page, header_event, the
  * format of each event grouped by subsystem, and printk_formats. *ret is malloc'd (free it).

@@ -48,6 +48,14 @@ grep -q "must be a tracepoint" bad.err || { cat bad.err; fail "message of --filt
 rc=0; precord -q -e sched:no_such_tracepoint -o bad.data -- true 2> bad.err || rc=$?
 assert_eq "$rc" 2 "exit status of an unknown tracepoint"
 grep -q "unknown event 'sched:no_such_tracepoint'" bad.err || { cat bad.err; fail "message of an unknown tracepoint"; }
+# With debugfs mounted, libpfm reads the tracepoints too, and calls an unknown one a bad umask:
+# the message is the same with debugfs and without (each in a mount namespace of its own).
+for how in "umount -l /sys/kernel/debug 2> /dev/null; true" \
+	"mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug"; do
+	rc=0; unshare -m --propagation private sh -c "$how; exec precord -q -e sched:no_such_tracepoint -o bad.data -- true" 2> bad.err || rc=$?
+	assert_eq "$rc" 2 "exit status of an unknown tracepoint ($how)"
+	grep -q "unknown event 'sched:no_such_tracepoint'" bad.err || { cat bad.err; fail "message of an unknown tracepoint ($how)"; }
+done
 
 # 3. --off-cpu --lossless: every switch-out with its stack, every switch-in, nothing lost
 YIELD_STORM_REPORT=1 precord --lossless --off-cpu -e cpu-clock -F 20000 -o off.data -- \
