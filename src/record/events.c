@@ -374,6 +374,30 @@ static int parse_pfm(const char *name, struct perf_event_attr *attr)
 	return apply_perf_modifiers(last + 1, attr);
 }
 
+/* name as a kernel tracepoint, sampled at every hit (period 1): 0 with *attr set; -ENOENT when
+ * tracefs has the subsystem but not the event; 1 when it is not one tracefs knows (not of the
+ * "subsystem:event" shape, no such subsystem, or no tracefs). */
+static int parse_tracepoint(const char *name, struct perf_event_attr *attr)
+{
+	char sys[64], tp[64];
+	uint64_t id;
+	int r;
+
+	if (tracefs__split(name, sys, tp) < 0)
+		return 1;
+	r = tracefs__event_id(sys, tp, &id);
+	if (r == -ENOENT)
+		return tracefs__has_system(sys) ? -ENOENT : 1;
+	if (r < 0)
+		return 1;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = id;
+	attr->sample_period = 1;
+	return 0;
+}
+
 int event__parse(const char *name, struct evdesc *ret)
 {
 	struct perf_event_attr attr;
@@ -424,24 +448,15 @@ int event__parse(const char *name, struct evdesc *ret)
 	}
 
 	r = parse_pfm(name, &attr);
-	if (r < 0 && r != -ENOMEM && colon) {
-		/* "subsystem:event": a kernel tracepoint, sampled at every hit (period 1) */
-		char sys[64], tp[64];
-		uint64_t id;
+	/* "subsystem:event" is a tracepoint as tracefs names it: libpfm knows tracepoints only
+	 * while debugfs is mounted, and then calls an unknown one a bad umask */
+	if (colon && r != -ENOMEM && (r < 0 || attr.type == PERF_TYPE_TRACEPOINT)) {
+		int t = parse_tracepoint(name, &attr);
 
-		if (tracefs__split(name, sys, tp) == 0) {
-			if (tracefs__event_id(sys, tp, &id) == 0) {
-				attr.type = PERF_TYPE_TRACEPOINT;
-				attr.config = id;
-				attr.sample_period = 1;
-				goto done;
-			}
-			/* With debugfs mounted, libpfm knows the tracepoints too and calls an
-			 * unknown event of a known subsystem a bad umask ("bad modifier"): it is
-			 * an unknown event. */
-			if (r != -ENOENT && tracefs__has_system(sys))
-				return -ENOENT;
-		}
+		if (t == 0)
+			goto done;
+		if (t < 0)
+			return t;
 	}
 	if (r < 0)
 		return r;
