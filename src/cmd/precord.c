@@ -179,27 +179,28 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 						(unsigned long long)s->pauses_by_ring[i]);
 		}
 		fprintf(stderr, " ]\n");
-		if (s->pauses && (verbose || s->lost_events || s->lost_samples)) {
-			char after[32], room[32];
+		if (verbose || s->lost_events || s->lost_samples) {
+			if (s->pauses) {
+				char after[32], room[32];
 
-			human__bytes(s->pause_after_bytes, after, sizeof(after));
-			human__bytes(s->pause_room_bytes, room, sizeof(room));
-			fprintf(stderr, "[ precord: the slowest pause: the rings grew for %.1f ms after "
-				"it was decided, by %s in all (room above a ring's high mark: %s; %.1f ms "
-				"were allowed for) ]\n", s->pause_after_ns / 1e6, after, room,
-				s->pause_allowed_ms);
-			fprintf(stderr, "[ precord: pauses were decided at up to %.1f%% of a ring (the high "
-				"mark: %.1f%%) ]\n", s->pause_decided_permille / 10.0,
-				s->pause_high_permille / 10.0);
+				human__bytes(s->pause_after_bytes, after, sizeof(after));
+				human__bytes(s->pause_room_bytes, room, sizeof(room));
+				fprintf(stderr, "[ precord: the slowest pause: the rings grew for %.1f ms "
+					"after it was decided, by %s in all (room above a ring's high mark: "
+					"%s; %.1f ms were allowed for) ]\n", s->pause_after_ns / 1e6, after,
+					room, s->pause_allowed_ms);
+				fprintf(stderr, "[ precord: pauses were decided at up to %.1f%% of a ring "
+					"(the high mark: %.1f%%) ]\n", s->pause_decided_permille / 10.0,
+					s->pause_high_permille / 10.0);
+			}
+			fprintf(stderr, "[ precord: a watcher looked up to %.1f ms later than it planned "
+				"to ]\n", s->watcher_late_ns / 1e6);
 			if (s->steal_ns)
 				fprintf(stderr, "[ precord: the hypervisor took %.0f ms of CPU time from "
 					"this machine's virtual CPUs during the run (steal time: whatever "
 					"ran on them, precord's threads included, was held meanwhile) ]\n",
 					s->steal_ns / 1e6);
 		}
-		if (verbose || s->lost_events || s->lost_samples)
-			fprintf(stderr, "[ precord: a watcher looked up to %.1f ms later than it planned "
-				"to ]\n", s->watcher_late_ns / 1e6);
 		if (s->pause_error)
 			fprintf(stderr, "[ precord: WARNING: pausing the target failed: %s ]\n",
 				strerror(-s->pause_error));

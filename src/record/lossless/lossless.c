@@ -75,7 +75,14 @@ struct lossless {
 	char err[256];          /* lossless__error() */
 };
 
-static void atomic_max(_Atomic uint64_t *a, uint64_t v);
+static void atomic_max(_Atomic uint64_t *a, uint64_t v)
+{
+	uint64_t o = atomic_load_explicit(a, memory_order_relaxed);
+
+	while (v > o && !atomic_compare_exchange_weak_explicit(a, &o, v, memory_order_relaxed,
+							       memory_order_relaxed))
+		;
+}
 
 static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
@@ -122,15 +129,6 @@ static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, 
 
 /* Above the readers' priority 10. */
 #define WATCH_PRIORITY 20
-
-static void atomic_max(_Atomic uint64_t *a, uint64_t v)
-{
-	uint64_t o = atomic_load_explicit(a, memory_order_relaxed);
-
-	while (v > o && !atomic_compare_exchange_weak_explicit(a, &o, v, memory_order_relaxed,
-							       memory_order_relaxed))
-		;
-}
 
 static void track_end(struct watcher *w)
 {
