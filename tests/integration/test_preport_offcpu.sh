@@ -7,6 +7,8 @@
 #    in the off-CPU view and in the wall-clock view;
 #  - each thread's on-CPU + off-CPU time is its lifetime as perf script shows it (first switch-in
 #    to its EXIT record) within 2%, and its wall-clock total (on-CPU samples + off-CPU) too;
+#  - the spinner's on-CPU time is its scheduled time in perf script's switch records, and at
+#    least the 1 s of CPU it spun;
 #  - the flame graph counts ns; files without what a view needs are refused with the remedy.
 . "$(dirname "$0")/lib.sh"
 
@@ -53,8 +55,16 @@ for th in spinner blocker writer; do
 	within "$sum" "$perf_life" 2 || fail "$th: on-CPU + off-CPU $sum s, perf script's lifetime $perf_life s"
 	within "$wall" "$perf_life" 2 || fail "$th: wall-clock total $wall s, perf script's lifetime $perf_life s"
 done
-spin_on=$(awk -v t="$(tid_of spinner)" '$1 ~ /^[0-9]+$/ && $2 == t { print $5 / 1000 }' off.txt)
-within "$spin_on" 1.0 3 || fail "spinner's on-CPU time $spin_on s, it spun 1 s of CPU"
+# The spinner's on-CPU time is the time it was scheduled, as perf script's switch records give it
+# (each switch-in to the next switch-out, the last to its EXIT), and at least the 1 s of CPU it
+# spun: more when the host held its virtual CPU meanwhile (1.16 s in a clean-clone run).
+spin_tid=$(tid_of spinner)
+spin_on=$(awk -v t="$spin_tid" '$1 ~ /^[0-9]+$/ && $2 == t { print $5 / 1000 }' off.txt)
+spin_sched=$(awk -v t="$spin_tid" '$1 != t { next } /SWITCH IN/ { if (!on) on = $2 + 0; next }
+	(/SWITCH OUT/ || /PERF_RECORD_EXIT/) && on { s += $2 - on; on = 0 } END { printf "%.6f\n", s }' task.txt)
+echo "spinner: on-CPU $spin_on s, scheduled $spin_sched s in perf script, spun 1 s of CPU"
+within "$spin_on" "$spin_sched" 2 || fail "spinner's on-CPU time $spin_on s, perf script's switch records say $spin_sched s"
+awk -v a="$spin_on" 'BEGIN { exit !(a >= 0.97) }' || fail "spinner's on-CPU time $spin_on s, it spun 1 s of CPU"
 
 preport -i shares.data --off-cpu --flamegraph fg.svg > /dev/null 2>&1 || fail "preport --off-cpu --flamegraph exit $?"
 grep -q 'sleep_300ms' fg.svg || fail "flame graph without sleep_300ms"
