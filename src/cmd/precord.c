@@ -192,6 +192,10 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 				fprintf(stderr, "[ precord: pauses were decided at up to %.1f%% of a ring "
 					"(the high mark: %.1f%%) ]\n", s->pause_decided_permille / 10.0,
 					s->pause_high_permille / 10.0);
+				fprintf(stderr, "[ precord: one call to pause the target took up to %.1f ms, "
+					"to resume it %.1f ms; a fill report reached the call it decided "
+					"within %.1f ms ]\n", s->pause_call_ns / 1e6,
+					s->resume_call_ns / 1e6, s->pause_wait_ns / 1e6);
 			}
 			fprintf(stderr, "[ precord: a watcher looked up to %.1f ms later than it planned "
 				"to ]\n", s->watcher_late_ns / 1e6);

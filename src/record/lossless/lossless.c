@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "record/lossless/backpressure.h"
+#include "record/lossless/actuator.h"
 #include "record/lossless/backstop.h"
 #include "record/lossless/lookahead.h"
 #include "record/lossless/pauser.h"
@@ -60,6 +61,10 @@ struct lossless {
 	/* How late the watchers looked: the most a look came after its planned time, ns; and the
 	 * fullest a ring was when its pause was decided, per mille. */
 	_Atomic uint64_t late_worst_ns, decided_worst_permille;
+	/* The longest a pause's or a resume's call took, and the longest from a fill report to
+	 * the call it decided (the controller's lock), ns. */
+	_Atomic uint64_t pause_call_worst_ns, resume_call_worst_ns, act_wait_worst_ns;
+	struct actuator act;    /* carries out on_action's decisions */
 	unsigned int high_permille;
 	double max_rate;
 	struct pauser *p;
@@ -67,11 +72,12 @@ struct lossless {
 	pid_t pgid;            /* the command leads this process group: the backstop stops it */
 	uint64_t calib_worst, calib_median; /* the pause's calibration, ns (0: not measured) */
 	unsigned int calib_cycles;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;   /* pause_t, pause_heads, bs (its setting) */
+	pthread_mutex_t bs_lock; /* the backstop's arming */
 	atomic_bool released;
 	size_t nr_rings;
 	uint64_t *by_ring;
-	int action_err;
+	_Atomic int action_err;
 	char err[256];          /* lossless__error() */
 };
 
@@ -84,43 +90,73 @@ static void atomic_max(_Atomic uint64_t *a, uint64_t v)
 		;
 }
 
+/* Called under the controller's lock, in the order of its decisions: notes the pause and
+ * records the wish, with no system call; the thread whose report made the decision carries it
+ * out (report, actuator.h). */
 static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
 	struct lossless *ll = ctx;
-	int r = 0;
 
-	pthread_mutex_lock(&ll->lock);
-	if (!atomic_load(&ll->released)) {
-		if (a == BACKPRESSURE_PAUSE) {
-			if (ll->pause_heads) {
-				for (size_t i = 0; i < ll->nr_watched; i++)
-					ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
-				ll->pause_t = now;
-				atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
-			}
-			if (ring < ll->nr_watched) {
-				uint64_t size = ringbuf__size(ll->rings[ring]);
-				uint64_t used = ringbuf__used(ll->rings[ring]);
-
-				atomic_max(&ll->decided_worst_permille,
-					   used >= size ? 1000 : used * 1000 / size);
-			}
-			/* The backstop (when on) first: it stops the target at its next sample, however
-			 * long the freezer's write takes. */
-			if (ll->bs)
-				backstop__arm(ll->bs);
-			r = pauser__pause(ll->p);
-		} else if (a == BACKPRESSURE_RESUME) {
-			if (ll->bs)
-				backstop__disarm(ll->bs, false);
-			r = pauser__resume(ll->p);
-			if (ll->bs)
-				backstop__cont(ll->bs);
+	if (a == BACKPRESSURE_PAUSE) {
+		pthread_mutex_lock(&ll->lock);
+		if (ll->pause_heads) {
+			for (size_t i = 0; i < ll->nr_watched; i++)
+				ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
+			ll->pause_t = now;
+			atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
 		}
-		if (r < 0 && !ll->action_err)
-			ll->action_err = r;
+		pthread_mutex_unlock(&ll->lock);
+		if (ring < ll->nr_watched) {
+			uint64_t size = ringbuf__size(ll->rings[ring]);
+			uint64_t used = ringbuf__used(ll->rings[ring]);
+
+			atomic_max(&ll->decided_worst_permille, used >= size ? 1000 : used * 1000 / size);
+		}
 	}
-	pthread_mutex_unlock(&ll->lock);
+	if (a == BACKPRESSURE_PAUSE || a == BACKPRESSURE_RESUME)
+		actuator__wish(&ll->act, a == BACKPRESSURE_PAUSE);
+}
+
+/* The actuator's set(): pause or resume the target (and arm or disarm the backstop, when on),
+ * timing the call. Once released, always resume. */
+static int set_target(void *ctx, bool pause)
+{
+	struct lossless *ll = ctx;
+	uint64_t t0;
+	int r, e = 0;
+
+	pause = pause && !atomic_load(&ll->released);
+	if (ll->bs) {
+		/* The backstop (off by default) first: it stops the target at its next sample,
+		 * however long the freezer's write takes. */
+		pthread_mutex_lock(&ll->bs_lock);
+		e = pause ? backstop__arm(ll->bs) : backstop__disarm(ll->bs, false);
+		pthread_mutex_unlock(&ll->bs_lock);
+	}
+	t0 = clock__ns();
+	r = pause ? pauser__pause(ll->p) : pauser__resume(ll->p);
+	atomic_max(pause ? &ll->pause_call_worst_ns : &ll->resume_call_worst_ns, clock__ns() - t0);
+	if (!pause && ll->bs)
+		backstop__cont(ll->bs);
+	return r < 0 ? r : e;
+}
+
+static void actuate(struct lossless *ll, uint64_t decided)
+{
+	uint64_t t0 = clock__ns();
+	int r, z = 0;
+
+	atomic_max(&ll->act_wait_worst_ns, t0 > decided ? t0 - decided : 0);
+	r = actuator__run(&ll->act);
+	if (r < 0)
+		atomic_compare_exchange_strong(&ll->action_err, &z, r);
+}
+
+/* Report a ring's fill to the controller, and carry out what it decided. */
+static void report(struct lossless *ll, size_t ring, unsigned int permille, uint64_t t)
+{
+	if (backpressure__report(ll->bp, (unsigned int)ring, permille, t) > 0)
+		actuate(ll, t);
 }
 
 /* While paused, look this often: the readers' reports resume the target as they drain, the
@@ -185,8 +221,7 @@ static uint64_t look(struct watcher *w)
 
 		w->heads[k] = ringbuf__head(rb);
 		w->used[k] = ringbuf__used(rb);
-		backpressure__report(ll->bp, (unsigned int)w->idx[k],
-			   w->used[k] >= size ? 1000 : (unsigned int)(w->used[k] * 1000 / size), t);
+		report(ll, w->idx[k], w->used[k] >= size ? 1000 : (unsigned int)(w->used[k] * 1000 / size), t);
 	}
 	atomic_fetch_add_explicit(&ll->looks, 1, memory_order_relaxed);
 	track(w, t);
@@ -350,6 +385,7 @@ void lossless__free(struct lossless *ll)
 	pauser__free(ll->p);
 	backpressure__free(ll->bp);
 	pthread_mutex_destroy(&ll->lock);
+	pthread_mutex_destroy(&ll->bs_lock);
 	sem_destroy(&ll->watcher_up);
 	free(ll->by_ring);
 	for (size_t i = 0; i < ll->nr_wslots; i++)
@@ -389,8 +425,10 @@ struct lossless *lossless__new(void)
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
 	pthread_mutex_init(&ll->lock, &ma);
+	pthread_mutex_init(&ll->bs_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	sem_init(&ll->watcher_up, 0, 0);
+	actuator__init(&ll->act, set_target, ll);
 	return ll;
 }
 
@@ -491,7 +529,7 @@ void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille)
 {
 	if (!ll || atomic_load_explicit(&ll->released, memory_order_relaxed))
 		return;
-	backpressure__report(ll->bp, (unsigned int)ring, permille, clock__ns());
+	report(ll, ring, permille, clock__ns());
 }
 
 void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid)
@@ -508,16 +546,12 @@ void lossless__release(struct lossless *ll)
 {
 	if (!ll)
 		return;
-	pthread_mutex_lock(&ll->lock);
-	if (!atomic_exchange(&ll->released, true)) {
-		if (ll->bs)
-			backstop__disarm(ll->bs, false);
-		if (ll->p) /* NULL: lossless__setup failed before the pauser existed */
-			pauser__resume(ll->p);
-		if (ll->bs)
-			backstop__cont(ll->bs);
+	/* From now on every set_target resumes, this one's included; a pause in flight elsewhere
+	 * then sees the newer wish and resumes after it (actuator.h). */
+	if (!atomic_exchange(&ll->released, true) && ll->p) { /* no p: setup failed early */
+		actuator__wish(&ll->act, false);
+		actuate(ll, clock__ns());
 	}
-	pthread_mutex_unlock(&ll->lock);
 	stop_watcher(ll);
 }
 
@@ -565,4 +599,7 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->after_worst_bytes = atomic_load(&((struct lossless *)ll)->after_worst_bytes);
 	s->late_worst_ns = atomic_load(&((struct lossless *)ll)->late_worst_ns);
 	s->decided_worst_permille = (unsigned int)atomic_load(&((struct lossless *)ll)->decided_worst_permille);
+	s->pause_call_worst_ns = atomic_load(&((struct lossless *)ll)->pause_call_worst_ns);
+	s->resume_call_worst_ns = atomic_load(&((struct lossless *)ll)->resume_call_worst_ns);
+	s->act_wait_worst_ns = atomic_load(&((struct lossless *)ll)->act_wait_worst_ns);
 }

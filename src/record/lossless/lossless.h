@@ -40,6 +40,9 @@ struct lossless_stats {
 	 * scheduler, the host), ns; the fullest a ring was when its pause was decided, per mille. */
 	uint64_t late_worst_ns;
 	unsigned int decided_worst_permille;
+	/* The longest one call to pause or to resume the target took (the freezer's write, or the
+	 * signals), and the longest from a fill report to the call it decided, ns. */
+	uint64_t pause_call_worst_ns, resume_call_worst_ns, act_wait_worst_ns;
 };
 
 /* Errors: every function that fails returns -errno; lossless__setup also leaves the reason in

@@ -23,8 +23,8 @@
 
 struct pauser {
 	enum pause_mech mech;
-	pthread_mutex_t lock; /* everything below; held while signalling */
-	bool paused;
+	pthread_mutex_t lock; /* the process list (signals), adoption, waits; not a freezer's writes */
+	bool paused;          /* what was asked for last (atomic loads and stores) */
 	struct freezer fz;    /* the cgroup mechanisms */
 	struct procset ps;    /* signals */
 	struct guardian g;
@@ -243,36 +243,35 @@ int pauser__task_exit(struct pauser *p, pid_t pid, pid_t tid)
 	return 0;
 }
 
-int pauser__pause(struct pauser *p)
+/* A freezer is set without the lock: its fd is fixed once set up, the kernel orders the writes,
+ * and a writer held off its CPU in the middle of one must not hold up the next (pauser.h). The
+ * signals need the lock for the process list, which only brief kill(2)s hold. */
+static int set_paused(struct pauser *p, bool pause)
 {
-	int r;
+	int r = 0;
 
-	pthread_mutex_lock(&p->lock);
-	p->paused = true;
-	if (p->mech == PAUSE_MECH_SIGNALS) {
-		procset__stop(&p->ps);
-		r = 0;
-	} else {
-		r = freezer__set(&p->fz, true);
+	if (p->mech != PAUSE_MECH_SIGNALS) {
+		__atomic_store_n(&p->paused, pause, __ATOMIC_RELAXED);
+		return freezer__set(&p->fz, pause);
 	}
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->paused, pause, __ATOMIC_RELAXED);
+	if (pause)
+		procset__stop(&p->ps);
+	else
+		procset__signal(&p->ps, SIGCONT);
 	pthread_mutex_unlock(&p->lock);
 	return r;
 }
 
+int pauser__pause(struct pauser *p)
+{
+	return set_paused(p, true);
+}
+
 int pauser__resume(struct pauser *p)
 {
-	int r;
-
-	pthread_mutex_lock(&p->lock);
-	p->paused = false;
-	if (p->mech == PAUSE_MECH_SIGNALS) {
-		procset__signal(&p->ps, SIGCONT);
-		r = 0;
-	} else {
-		r = freezer__set(&p->fz, false);
-	}
-	pthread_mutex_unlock(&p->lock);
-	return r;
+	return set_paused(p, false);
 }
 
 static int stopped_once(struct pauser *p)

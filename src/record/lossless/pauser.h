@@ -67,7 +67,9 @@ int pauser__task_exit(struct pauser *p, pid_t pid, pid_t tid);
  * reader thread: a write to one cgroup file, or one signal per process plus, on pause, a rescan
  * of the known processes' children in /proc (a safety net for forks not yet reported).
  * Return 0 or -errno (the write's error with a freezer; with signals, processes that are gone
- * are forgotten silently). Pausing while paused or resuming while running is harmless. */
+ * are forgotten silently). Pausing while paused or resuming while running is harmless.
+ * Thread-safe; with a freezer they take no lock of ours, so calls from several threads may
+ * reach the kernel in any order: the caller makes the last one right (lossless.c, actuate). */
 int pauser__pause(struct pauser *p);
 int pauser__resume(struct pauser *p);
 
