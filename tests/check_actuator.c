@@ -7,9 +7,11 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "record/lossless/actuator.h"
+#include "record/lossless/backpressure.h"
 
 /* The "kernel": calls take effect at their start, in the order of a lock, like writes to
  * cgroup.freeze; a resume can be held after taking effect until the test lets it go. */
@@ -247,6 +249,184 @@ START_TEST(test_racers_end_as_the_last_wish)
 }
 END_TEST
 
+/* ---- with the watermark controller's hooks, as lossless.c wires them ---------------------- */
+
+struct wired {
+	struct backpressure *bp;
+	struct actuator a;
+	struct fake f;
+	/* the settled hook holds the report of the thread marked hold_me, under the controller's
+	 * lock, until held is posted */
+	sem_t holding, held;
+};
+
+static _Thread_local bool made, overed, hold_me;
+
+static void w_over(void *ctx, unsigned int ring)
+{
+	struct wired *w = ctx;
+
+	overed = true;
+	if (actuator__over(&w->a))
+		actuator__run(&w->a); /* at once: no lock is held here */
+}
+
+static void w_settled(void *ctx, bool paused)
+{
+	struct wired *w = ctx;
+
+	made |= actuator__settled(&w->a, paused, overed);
+	if (hold_me) {
+		hold_me = false;
+		sem_post(&w->holding);
+		sem_wait(&w->held);
+	}
+}
+
+static void w_report(struct wired *w, unsigned int ring, unsigned int fill)
+{
+	made = overed = false;
+	backpressure__report(w->bp, ring, fill, 0);
+	if (made)
+		actuator__run(&w->a);
+}
+
+static void wired_init(struct wired *w, unsigned int rings, actuator_set_fn set)
+{
+	w->bp = backpressure__new(rings, 800, 100);
+	ck_assert_ptr_nonnull(w->bp);
+	fake_init(&w->f);
+	actuator__init(&w->a, set, &w->f);
+	backpressure__set_hooks(w->bp, w_over, w_settled, w);
+	sem_init(&w->holding, 0, 0);
+	sem_init(&w->held, 0, 0);
+}
+
+static void *held_reporter(void *arg)
+{
+	struct wired *w = arg;
+
+	hold_me = true;
+	w_report(w, 0, 500); /* a band change: decides under the lock, and is held there */
+	return NULL;
+}
+
+static void *over_reporter(void *arg)
+{
+	w_report(arg, 1, 900);
+	return NULL;
+}
+
+/* A report held under the controller's lock (its thread off the CPU while it holds it): a
+ * ring going over the high mark meanwhile pauses the target before its report gets the lock;
+ * once the held report goes on, both settle paused. */
+START_TEST(test_over_pauses_while_the_lock_is_held)
+{
+	struct wired w;
+	pthread_t th, tp;
+
+	wired_init(&w, 2, fake_set);
+	ck_assert_int_eq(pthread_create(&th, NULL, held_reporter, &w), 0);
+	sem_wait(&w.holding);
+	ck_assert(!fake_paused(&w.f));
+	ck_assert_int_eq(pthread_create(&tp, NULL, over_reporter, &w), 0);
+	/* Its pause lands while the lock is still held: wait for it (the fake counts pauses). */
+	for (;;) {
+		pthread_mutex_lock(&w.f.lock);
+		unsigned int n = w.f.pauses;
+		pthread_mutex_unlock(&w.f.lock);
+		if (n)
+			break;
+		sched_yield();
+	}
+	ck_assert(fake_paused(&w.f));
+	sem_post(&w.held);
+	pthread_join(th, NULL);
+	pthread_join(tp, NULL);
+	ck_assert(backpressure__paused(w.bp));
+	ck_assert(actuator__wants_paused(&w.a));
+	ck_assert(fake_paused(&w.f));
+	/* Drained: resumed. */
+	w_report(&w, 1, 0);
+	w_report(&w, 0, 0);
+	ck_assert(!backpressure__paused(w.bp));
+	ck_assert(!fake_paused(&w.f));
+	backpressure__free(w.bp);
+}
+END_TEST
+
+/* A resume decided while another report's over-the-mark pause is yet to be settled is not
+ * wished: the over report settles after it, and the target stays paused until every ring is
+ * drained again. Without the rule the resume would run the target with a ring over the mark. */
+START_TEST(test_resume_waits_for_a_pending_over)
+{
+	struct actuator a;
+	struct fake f;
+
+	fake_init(&f);
+	actuator__init(&a, fake_set, &f);
+	/* Report X: ring over the mark, pauses before the lock. */
+	ck_assert(actuator__over(&a));
+	actuator__run(&a);
+	/* Report Y, already under the lock, decided "running" from bands it read before X's. */
+	ck_assert(!actuator__settled(&a, false, false));
+	ck_assert(actuator__wants_paused(&a));
+	/* X settles: the controller saw its ring over and paused. */
+	ck_assert(!actuator__settled(&a, true, true));
+	ck_assert(fake_paused(&f));
+	/* Later, drained: Y-like reports now resume. */
+	ck_assert(actuator__settled(&a, false, false));
+	actuator__run(&a);
+	ck_assert(!fake_paused(&f));
+}
+END_TEST
+
+#define W_THREADS 4
+#define W_RINGS 8
+#define W_REPORTS 5000
+
+static void *w_racer(void *arg)
+{
+	struct wired *w = arg;
+	unsigned int seed = (unsigned int)(uintptr_t)&seed;
+
+	for (int i = 0; i < W_REPORTS; i++) {
+		unsigned int r = rand_r(&seed) % 100;
+
+		w_report(w, rand_r(&seed) % W_RINGS, r < 60 ? r : r < 85 ? 500 : 950);
+	}
+	return NULL;
+}
+
+/* Reports from several threads at once, on shared rings, with calls off the CPU now and then:
+ * at the end the target is as the controller decided (paused if and only if it says so), and
+ * once every ring is drained it runs. */
+START_TEST(test_wired_racers_agree_with_the_controller)
+{
+	for (int round = 0; round < 5; round++) {
+		pthread_t th[W_THREADS];
+		struct wired w;
+
+		wired_init(&w, W_RINGS, yielding_set);
+		for (int i = 0; i < W_THREADS; i++)
+			ck_assert_int_eq(pthread_create(&th[i], NULL, w_racer, &w), 0);
+		for (int i = 0; i < W_THREADS; i++)
+			pthread_join(th[i], NULL);
+		ck_assert_uint_eq(atomic_load(&w.a.over_pending), 0);
+		ck_assert_msg(fake_paused(&w.f) == backpressure__paused(w.bp) &&
+			      actuator__wants_paused(&w.a) == backpressure__paused(w.bp),
+			      "round %d: target %s, wish %s, controller %s", round,
+			      fake_paused(&w.f) ? "paused" : "running",
+			      actuator__wants_paused(&w.a) ? "paused" : "running",
+			      backpressure__paused(w.bp) ? "paused" : "running");
+		for (unsigned int r = 0; r < W_RINGS; r++)
+			w_report(&w, r, 0);
+		ck_assert(!fake_paused(&w.f));
+		backpressure__free(w.bp);
+	}
+}
+END_TEST
+
 Suite *actuator_suite(void)
 {
 	Suite *s = suite_create("actuator");
@@ -257,6 +437,9 @@ Suite *actuator_suite(void)
 	tcase_add_test(tc, test_stale_call_is_undone);
 	tcase_add_test(tc, test_error_is_returned);
 	tcase_add_test(tc, test_racers_end_as_the_last_wish);
+	tcase_add_test(tc, test_over_pauses_while_the_lock_is_held);
+	tcase_add_test(tc, test_resume_waits_for_a_pending_over);
+	tcase_add_test(tc, test_wired_racers_agree_with_the_controller);
 	suite_add_tcase(s, tc);
 	return s;
 }

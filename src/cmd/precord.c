@@ -196,6 +196,10 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 					"to resume it %.1f ms; a fill report reached the call it decided "
 					"within %.1f ms ]\n", s->pause_call_ns / 1e6,
 					s->resume_call_ns / 1e6, s->pause_wait_ns / 1e6);
+				if (s->pause_reasserts)
+					fprintf(stderr, "[ precord: %llu times a watcher paused the target "
+						"again, its ring still growing 1 ms after the pause was "
+						"decided ]\n", (unsigned long long)s->pause_reasserts);
 			}
 			fprintf(stderr, "[ precord: a watcher looked up to %.1f ms later than it planned "
 				"to ]\n", s->watcher_late_ns / 1e6);

@@ -1493,6 +1493,7 @@ void record__stats(const struct record *rec, struct record_stats *s)
 		s->pause_call_ns = ls.pause_call_worst_ns;
 		s->resume_call_ns = ls.resume_call_worst_ns;
 		s->pause_wait_ns = ls.act_wait_worst_ns;
+		s->pause_reasserts = ls.reasserts;
 		s->pause_high_permille = rec->o.high_permille;
 		s->pause_room_bytes = (uint64_t)rec->o.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE) *
 				      (1000 - rec->o.high_permille) / 1000;

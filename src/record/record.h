@@ -94,6 +94,7 @@ struct record_stats {
 	unsigned int pause_decided_permille, pause_high_permille;
 	/* --lossless: the longest call to pause, to resume, and from a decision to its call (ns) */
 	uint64_t pause_call_ns, resume_call_ns, pause_wait_ns;
+	uint64_t pause_reasserts;      /* --lossless: pauses carried out again by a watcher */
 	double pause_allowed_ms;       /* the reaction the rings were sized for */
 	uint64_t steal_ns;             /* CPU time the hypervisor took from this machine's CPUs
 					* from the events' enabling to the stop (0: none, not known,

@@ -6,6 +6,7 @@
 void actuator__init(struct actuator *a, actuator_set_fn set, void *ctx)
 {
 	atomic_init(&a->wish, 0);
+	atomic_init(&a->over_pending, 0);
 	a->set = set;
 	a->ctx = ctx;
 }
@@ -38,6 +39,26 @@ int actuator__run(struct actuator *a)
 			return err;
 		w = n;
 	}
+}
+
+bool actuator__over(struct actuator *a)
+{
+	atomic_fetch_add_explicit(&a->over_pending, 1, memory_order_acq_rel);
+	if (!actuator__wants_paused(a))
+		actuator__wish(a, true);
+	return true; /* run even when the wish was made: its maker may be held before its call */
+}
+
+bool actuator__settled(struct actuator *a, bool paused, bool went_over)
+{
+	if (went_over)
+		atomic_fetch_sub_explicit(&a->over_pending, 1, memory_order_acq_rel);
+	if (actuator__wants_paused(a) == paused)
+		return false;
+	if (!paused && atomic_load_explicit(&a->over_pending, memory_order_acquire))
+		return false;
+	actuator__wish(a, paused);
+	return true;
 }
 
 bool actuator__wants_paused(const struct actuator *a)

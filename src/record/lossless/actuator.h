@@ -19,6 +19,7 @@ typedef int (*actuator_set_fn)(void *ctx, bool pause);
 
 struct actuator {
 	_Atomic uint64_t wish; /* (wishes << 1) | paused */
+	_Atomic unsigned int over_pending; /* actuator__over() calls not settled yet */
 	actuator_set_fn set;
 	void *ctx;
 };
@@ -31,6 +32,18 @@ uint64_t actuator__wish(struct actuator *a, bool pause);
 /* Call set() for the latest wish, again while a newer one came meanwhile. Returns 0 or the
  * first -errno of set() (it carries on through errors). */
 int actuator__run(struct actuator *a);
+
+/* Wishing from a watermark controller (backpressure.h's hooks), so that no pause waits for
+ * its lock: actuator__over() when a report moves a ring above the high mark, before the
+ * report takes the controller's lock (wishes a pause at once: right whatever the other rings
+ * say); actuator__settled() under the lock after each decision, with the state decided and
+ * whether this report called actuator__over(), makes the wish agree with the decision, except
+ * that a resume is not wished while another report's actuator__over() is yet to be settled
+ * (that report settles after this one, under the same lock). Each returns whether to call
+ * actuator__run: actuator__over() always (at once: it holds no lock), actuator__settled() when
+ * it wished (once the lock is released). */
+bool actuator__over(struct actuator *a);
+bool actuator__settled(struct actuator *a, bool paused, bool went_over);
 
 /* The latest wish. */
 bool actuator__wants_paused(const struct actuator *a);

@@ -32,6 +32,9 @@ struct backpressure {
 	pthread_mutex_t lock; /* serializes transitions, the callback and the accounting below */
 	backpressure_action_fn fn;
 	void *fn_ctx;
+	backpressure_over_fn over;
+	backpressure_settled_fn settled;
+	void *hook_ctx;
 	uint64_t nr_pauses;
 	uint64_t paused_ns;        /* completed pauses only */
 	uint64_t longest_pause_ns; /* completed pauses only */
@@ -85,6 +88,16 @@ void backpressure__set_action_fn(struct backpressure *bp, backpressure_action_fn
 	pthread_mutex_lock(&bp->lock);
 	bp->fn = fn;
 	bp->fn_ctx = ctx;
+	pthread_mutex_unlock(&bp->lock);
+}
+
+void backpressure__set_hooks(struct backpressure *bp, backpressure_over_fn over,
+			     backpressure_settled_fn settled, void *ctx)
+{
+	pthread_mutex_lock(&bp->lock);
+	bp->over = over;
+	bp->settled = settled;
+	bp->hook_ctx = ctx;
 	pthread_mutex_unlock(&bp->lock);
 }
 
@@ -160,9 +173,14 @@ int backpressure__report(struct backpressure *bp, unsigned int ring, unsigned in
 	ob = atomic_exchange_explicit(&r->band, nb, memory_order_acq_rel);
 	if (ob == nb)
 		return BACKPRESSURE_NONE;
+	/* Set once before the first report: no lock needed to read them. */
+	if (nb == BAND_HIGH && bp->over)
+		bp->over(bp->hook_ctx, ring);
 
 	pthread_mutex_lock(&bp->lock);
 	a = decide(bp, ring, now_ns);
+	if (bp->settled)
+		bp->settled(bp->hook_ctx, atomic_load_explicit(&bp->paused, memory_order_relaxed));
 	pthread_mutex_unlock(&bp->lock);
 	return a;
 }

@@ -40,6 +40,16 @@ struct backpressure *backpressure__new(unsigned int nr_rings, unsigned int high_
  * RESUME back to back cannot then apply them in the wrong order. Call before the first report. */
 void backpressure__set_action_fn(struct backpressure *bp, backpressure_action_fn fn, void *ctx);
 
+/* Optional, for carrying decisions out with no lock held across them (lossless.c): over(ctx,
+ * ring) runs without the transition lock whenever a report moves a ring above the high mark,
+ * before that report takes the lock; settled(ctx, paused) runs under the lock at the end of
+ * every re-decision (whatever it decided), with the state decided. Every over() is followed by
+ * a settled() in the same thread. Either may be NULL. Call before the first report. */
+typedef void (*backpressure_over_fn)(void *ctx, unsigned int ring);
+typedef void (*backpressure_settled_fn)(void *ctx, bool paused);
+void backpressure__set_hooks(struct backpressure *bp, backpressure_over_fn over,
+			     backpressure_settled_fn settled, void *ctx);
+
 /* Ring `ring` is fill_permille full (values above 1000 count as 1000) at time now_ns (any
  * monotonic clock, the same for every caller). Returns BACKPRESSURE_PAUSE or BACKPRESSURE_RESUME when this report
  * made the controller change state, BACKPRESSURE_NONE otherwise, or -EINVAL for a ring out of range.

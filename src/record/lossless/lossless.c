@@ -65,6 +65,7 @@ struct lossless {
 	 * the call it decided (the controller's lock), ns. */
 	_Atomic uint64_t pause_call_worst_ns, resume_call_worst_ns, act_wait_worst_ns;
 	struct actuator act;    /* carries out on_action's decisions */
+	_Atomic uint64_t reasserts; /* pauses carried out again by a watcher (track) */
 	unsigned int high_permille;
 	double max_rate;
 	struct pauser *p;
@@ -90,31 +91,22 @@ static void atomic_max(_Atomic uint64_t *a, uint64_t v)
 		;
 }
 
-/* Called under the controller's lock, in the order of its decisions: notes the pause and
- * records the wish, with no system call; the thread whose report made the decision carries it
- * out (report, actuator.h). */
+/* Called under the controller's lock, in the order of its decisions: notes each pause for the
+ * summary. The wishes are made and carried out by on_over() and on_settled() with report(). */
 static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
 {
 	struct lossless *ll = ctx;
 
-	if (a == BACKPRESSURE_PAUSE) {
-		pthread_mutex_lock(&ll->lock);
-		if (ll->pause_heads) {
-			for (size_t i = 0; i < ll->nr_watched; i++)
-				ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
-			ll->pause_t = now;
-			atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
-		}
-		pthread_mutex_unlock(&ll->lock);
-		if (ring < ll->nr_watched) {
-			uint64_t size = ringbuf__size(ll->rings[ring]);
-			uint64_t used = ringbuf__used(ll->rings[ring]);
-
-			atomic_max(&ll->decided_worst_permille, used >= size ? 1000 : used * 1000 / size);
-		}
+	if (a != BACKPRESSURE_PAUSE)
+		return;
+	pthread_mutex_lock(&ll->lock);
+	if (ll->pause_heads) {
+		for (size_t i = 0; i < ll->nr_watched; i++)
+			ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
+		ll->pause_t = now;
+		atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
 	}
-	if (a == BACKPRESSURE_PAUSE || a == BACKPRESSURE_RESUME)
-		actuator__wish(&ll->act, a == BACKPRESSURE_PAUSE);
+	pthread_mutex_unlock(&ll->lock);
 }
 
 /* The actuator's set(): pause or resume the target (and arm or disarm the backstop, when on),
@@ -152,10 +144,41 @@ static void actuate(struct lossless *ll, uint64_t decided)
 		atomic_compare_exchange_strong(&ll->action_err, &z, r);
 }
 
+/* Whether this thread's report made a wish that it must carry out, and whether it called
+ * on_over(). */
+static _Thread_local bool made_wish, went_over;
+
+/* A ring just went above the high mark: pause now, before waiting for the controller's lock,
+ * whose holder may be held off its CPU (actuator__over). */
+static void on_over(void *ctx, unsigned int ring)
+{
+	struct lossless *ll = ctx;
+
+	went_over = true;
+	if (ring < ll->nr_watched) {
+		uint64_t size = ringbuf__size(ll->rings[ring]);
+		uint64_t used = ringbuf__used(ll->rings[ring]);
+
+		atomic_max(&ll->decided_worst_permille, used >= size ? 1000 : used * 1000 / size);
+	}
+	if (actuator__over(&ll->act))
+		actuate(ll, clock__ns());
+}
+
+/* Under the controller's lock, after each decision: the wish agrees with it. */
+static void on_settled(void *ctx, bool paused)
+{
+	struct lossless *ll = ctx;
+
+	made_wish |= actuator__settled(&ll->act, paused, went_over);
+}
+
 /* Report a ring's fill to the controller, and carry out what it decided. */
 static void report(struct lossless *ll, size_t ring, unsigned int permille, uint64_t t)
 {
-	if (backpressure__report(ll->bp, (unsigned int)ring, permille, t) > 0)
+	made_wish = went_over = false;
+	backpressure__report(ll->bp, (unsigned int)ring, permille, t);
+	if (made_wish)
 		actuate(ll, t);
 }
 
@@ -175,11 +198,16 @@ static void track_end(struct watcher *w)
 	atomic_max(&w->ll->after_worst_bytes, w->track_bytes);
 }
 
+/* A pause that lets data in for longer than this is carried out again by the watchers. Pauses
+ * take effect within 0.1-0.9 ms when nothing holds up the thread carrying them out. */
+#define REASSERT_NS 1000000
+
 /* After a look: follow what reaches the rings while paused, from the pause's decision on. */
 static void track(struct watcher *w, uint64_t t)
 {
 	struct lossless *ll = w->ll;
 	uint64_t gen = atomic_load_explicit(&ll->pause_gen, memory_order_acquire);
+	bool grew = false;
 
 	if (gen != w->track_gen) {
 		track_end(w);
@@ -203,7 +231,15 @@ static void track(struct watcher *w, uint64_t t)
 			w->track_bytes += w->heads[k] - w->track_heads[k];
 			w->track_heads[k] = w->heads[k];
 			w->track_last = t;
+			grew = true;
 		}
+	}
+	/* Still growing well after the decision: the thread carrying the pause out may be held
+	 * off its CPU before its call reached the kernel, while the target runs on this one.
+	 * Carry it out from here too (a pause while paused costs the kernel nothing). */
+	if (grew && t - w->track_t > REASSERT_NS) {
+		atomic_fetch_add_explicit(&ll->reasserts, 1, memory_order_relaxed);
+		actuate(ll, t);
 	}
 }
 
@@ -476,6 +512,7 @@ int lossless__setup(struct lossless *ll, const struct lossless_opts *o)
 			      e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "");
 	}
 	backpressure__set_action_fn(ll->bp, on_action, ll);
+	backpressure__set_hooks(ll->bp, on_over, on_settled, ll);
 	calibrate(ll);
 	return 0;
 }
@@ -567,6 +604,7 @@ int lossless__set_high(struct lossless *ll, unsigned int high_permille, unsigned
 	if (!bp)
 		return -errno;
 	backpressure__set_action_fn(bp, on_action, ll);
+	backpressure__set_hooks(bp, on_over, on_settled, ll);
 	backpressure__free(ll->bp);
 	ll->bp = bp;
 	ll->high_permille = high_permille;
@@ -602,4 +640,5 @@ void lossless__stats(const struct lossless *ll, struct lossless_stats *s)
 	s->pause_call_worst_ns = atomic_load(&((struct lossless *)ll)->pause_call_worst_ns);
 	s->resume_call_worst_ns = atomic_load(&((struct lossless *)ll)->resume_call_worst_ns);
 	s->act_wait_worst_ns = atomic_load(&((struct lossless *)ll)->act_wait_worst_ns);
+	s->reasserts = atomic_load(&((struct lossless *)ll)->reasserts);
 }

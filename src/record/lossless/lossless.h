@@ -43,6 +43,9 @@ struct lossless_stats {
 	/* The longest one call to pause or to resume the target took (the freezer's write, or the
 	 * signals), and the longest from a fill report to the call it decided, ns. */
 	uint64_t pause_call_worst_ns, resume_call_worst_ns, act_wait_worst_ns;
+	/* Looks at which a watcher carried a pause out again: its rings were still growing 1 ms
+	 * after the decision (the thread that made it held off its CPU, say). */
+	uint64_t reasserts;
 };
 
 /* Errors: every function that fails returns -errno; lossless__setup also leaves the reason in
