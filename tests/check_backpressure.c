@@ -235,7 +235,10 @@ static void run_concurrent(bool shared_rings)
 		pauses += a == BACKPRESSURE_PAUSE;
 	}
 	ck_assert(!backpressure__paused(c.bp));
-	ck_assert_int_gt(pauses, 100);
+	/* How many transitions there are is up to the interleaving, not to the controller (a
+	 * resume needs all 8 rings below the low mark at once: typically a few hundred; 81 in a
+	 * clean-clone run on a busy machine): at least one each way, and as many of each. */
+	ck_assert_int_ge(pauses, 1);
 	ck_assert_int_eq(pauses, resumes);
 
 	/* The callback saw the same transitions, strictly alternating, starting with a pause. */
