@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record/lossless/backpressure.h"
 #include "record/lossless/actuator.h"
+#include "record/lossless/backpressure.h"
 #include "record/lossless/backstop.h"
 #include "record/lossless/lookahead.h"
 #include "record/lossless/pauser.h"
@@ -64,7 +64,7 @@ struct lossless {
 	/* The longest a pause's or a resume's call took, and the longest from a fill report to
 	 * the call it decided (the controller's lock), ns. */
 	_Atomic uint64_t pause_call_worst_ns, resume_call_worst_ns, act_wait_worst_ns;
-	struct actuator act;    /* carries out on_action's decisions */
+	struct actuator act;    /* carries out the controller's decisions (on_over, on_settled) */
 	_Atomic uint64_t reasserts; /* pauses carried out again by a watcher (track) */
 	unsigned int high_permille;
 	double max_rate;
