@@ -33,6 +33,11 @@ tree_cmd() {
 	echo "for i in 1 2 3 4 5 6 7 8; do if [ \$((i % 2)) = 0 ]; then sh -c 'i=0; while [ \$i -lt 2000 ]; do i=\$((i + 1)); done' & else $W/yield_storm $1 1 & fi; done; wait"
 }
 
+hog_up() { [ "$(pgrep -c -P "$hog" stress-ng)" -ge "$(nproc)" ]; }
+# rec ARGS: precord, killed after 2 minutes (a row takes seconds): a hang then fails its row,
+# with precord's stderr shown, instead of the whole test at run.sh's limit (137: killed).
+rec() { timeout -s KILL 120 precord "$@"; }
+
 # check NAME RC: the run's verdict from its exit status, stderr and file
 check() {
 	name=$1 rc=$2
@@ -75,19 +80,22 @@ run() { # STACK WORKLOAD FREQ M SWITCH HOG
 	[ "$sw" = off ] || set -- "$@" --switch-events
 	rm -f ran
 	t0=$(date +%s%N)
-	[ "$h" = off ] || { stress-ng --cpu "$(nproc)" --quiet & hog=$!; }
+	# The hog's workers run before precord starts (else a quick row ran beside no hog), and it
+	# ends by itself should a kill miss it while it starts them.
+	[ "$h" = off ] || { stress-ng --cpu "$(nproc)" --timeout 120 --quiet & hog=$!
+		wait_until "stress-ng's workers" hog_up; }
 	rc=0
 	case $wl in
-	storm4) precord "$@" -- sh -c ": > ran; exec $W/yield_storm $n 4" 2> "$name.err" || rc=$? ;;
-	storm16) precord "$@" -- sh -c ": > ran; exec $W/yield_storm $((n / 4)) 16" 2> "$name.err" || rc=$? ;;
-	tree) precord "$@" -- sh -c ": > ran; $(tree_cmd $((n / 4)))" 2> "$name.err" || rc=$? ;;
+	storm4) rec "$@" -- sh -c ": > ran; exec $W/yield_storm $n 4" 2> "$name.err" || rc=$? ;;
+	storm16) rec "$@" -- sh -c ": > ran; exec $W/yield_storm $((n / 4)) 16" 2> "$name.err" || rc=$? ;;
+	tree) rec "$@" -- sh -c ": > ran; $(tree_cmd $((n / 4)))" 2> "$name.err" || rc=$? ;;
 	pid)
 		# a storm held on a fifo until precord has its events open (the file exists)
 		rm -f go
 		mkfifo go
 		sh -c "read x < go; : > ran; exec $W/yield_storm $n 4" &
 		bg=$!
-		precord "$@" -p "$bg" 2> "$name.err" &
+		rec "$@" -p "$bg" 2> "$name.err" &
 		rec=$!
 		while kill -0 "$rec" 2>/dev/null && [ ! -s "$name.data" ]; do sleep 0.01; done
 		if kill -0 "$rec" 2>/dev/null; then
