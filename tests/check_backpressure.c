@@ -162,11 +162,14 @@ struct worker {
 	long pauses, resumes;
 };
 
-static void log_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
+static void log_action(void *ctx, enum backpressure_action a, bool paused, unsigned int ring,
+		       uint64_t now)
 {
 	struct conc *c = ctx;
 
-	c->log[c->nr_log++] = a;
+	ck_assert(paused == (a == BACKPRESSURE_PAUSE) || a == BACKPRESSURE_NONE);
+	if (a != BACKPRESSURE_NONE)
+		c->log[c->nr_log++] = a;
 }
 
 static void *reporter(void *arg)

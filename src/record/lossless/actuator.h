@@ -18,8 +18,7 @@
 typedef int (*actuator_set_fn)(void *ctx, bool pause);
 
 struct actuator {
-	_Atomic uint64_t wish; /* (wishes << 1) | paused */
-	_Atomic unsigned int over_pending; /* actuator__over() calls not settled yet */
+	_Atomic uint64_t wish; /* the wanted state, its number, the overs not settled (actuator.c) */
 	actuator_set_fn set;
 	void *ctx;
 };
@@ -33,16 +32,17 @@ uint64_t actuator__wish(struct actuator *a, bool pause);
  * first -errno of set() (it carries on through errors). */
 int actuator__run(struct actuator *a);
 
-/* Wishing from a watermark controller (backpressure.h's hooks), so that no pause waits for
- * its lock: actuator__over() when a report moves a ring above the high mark, before the
- * report takes the controller's lock (wishes a pause at once: right whatever the other rings
- * say); actuator__settled() under the lock after each decision, with the state decided and
- * whether this report called actuator__over(), makes the wish agree with the decision, except
- * that a resume is not wished while another report's actuator__over() is yet to be settled
- * (that report settles after this one, under the same lock). Each returns whether to call
- * actuator__run: actuator__over() always (at once: it holds no lock), actuator__settled() when
- * it wished (once the lock is released). */
-bool actuator__over(struct actuator *a);
+/* Wishing from a watermark controller (backpressure.h), so that no pause waits for its lock.
+ * actuator__over() when a report moves a ring above the high mark, before the report takes
+ * the controller's lock: wishes a pause (right whatever the other rings say); call
+ * actuator__run at once, even when the pause was wished already (its maker may be held before
+ * its call). actuator__settled() under the lock after each decision, with the state decided
+ * and whether this report called actuator__over(): makes the wish agree with the decision,
+ * except that no resume is wished while another report's over is yet to be settled (that
+ * report settles after this one, under the same lock; the count and the wish are one word, so
+ * the two cannot pass each other). Returns whether it wished: then call actuator__run once the
+ * lock is released. */
+void actuator__over(struct actuator *a);
 bool actuator__settled(struct actuator *a, bool paused, bool went_over);
 
 /* The latest wish. */

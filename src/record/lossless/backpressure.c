@@ -31,10 +31,8 @@ struct backpressure {
 
 	pthread_mutex_t lock; /* serializes transitions, the callback and the accounting below */
 	backpressure_action_fn fn;
-	void *fn_ctx;
 	backpressure_over_fn over;
-	backpressure_settled_fn settled;
-	void *hook_ctx;
+	void *fn_ctx;
 	uint64_t nr_pauses;
 	uint64_t paused_ns;        /* completed pauses only */
 	uint64_t longest_pause_ns; /* completed pauses only */
@@ -91,13 +89,10 @@ void backpressure__set_action_fn(struct backpressure *bp, backpressure_action_fn
 	pthread_mutex_unlock(&bp->lock);
 }
 
-void backpressure__set_hooks(struct backpressure *bp, backpressure_over_fn over,
-			     backpressure_settled_fn settled, void *ctx)
+void backpressure__set_over_fn(struct backpressure *bp, backpressure_over_fn over)
 {
 	pthread_mutex_lock(&bp->lock);
 	bp->over = over;
-	bp->settled = settled;
-	bp->hook_ctx = ctx;
 	pthread_mutex_unlock(&bp->lock);
 }
 
@@ -111,8 +106,8 @@ static enum band band_of(const struct backpressure *bp, unsigned int fill)
 }
 
 /* Under bp->lock: decide from every ring's current band. The cost is a scan of nr_rings atomics,
- * paid only on band changes. */
-static enum backpressure_action decide(struct backpressure *bp, unsigned int ring, uint64_t now_ns)
+ * paid only on band changes. *ring becomes the ring blamed for a pause. */
+static enum backpressure_action decide(struct backpressure *bp, unsigned int *ring, uint64_t now_ns)
 {
 	bool paused = atomic_load_explicit(&bp->paused, memory_order_relaxed);
 	unsigned int blame = bp->nr_rings;
@@ -124,7 +119,7 @@ static enum backpressure_action decide(struct backpressure *bp, unsigned int rin
 
 		if (b != BAND_LOW)
 			all_low = false;
-		if (b == BAND_HIGH && (blame == bp->nr_rings || i == ring))
+		if (b == BAND_HIGH && (blame == bp->nr_rings || i == *ring))
 			blame = i;
 	}
 
@@ -133,8 +128,7 @@ static enum backpressure_action decide(struct backpressure *bp, unsigned int rin
 		bp->nr_pauses++;
 		bp->rings[blame].pauses++;
 		bp->pause_start_ns = now_ns;
-		if (bp->fn)
-			bp->fn(bp->fn_ctx, BACKPRESSURE_PAUSE, blame, now_ns);
+		*ring = blame;
 		return BACKPRESSURE_PAUSE;
 	}
 	if (paused && all_low) {
@@ -145,8 +139,6 @@ static enum backpressure_action decide(struct backpressure *bp, unsigned int rin
 		bp->paused_ns += d;
 		if (d > bp->longest_pause_ns)
 			bp->longest_pause_ns = d;
-		if (bp->fn)
-			bp->fn(bp->fn_ctx, BACKPRESSURE_RESUME, ring, now_ns);
 		return BACKPRESSURE_RESUME;
 	}
 	return BACKPRESSURE_NONE;
@@ -173,14 +165,15 @@ int backpressure__report(struct backpressure *bp, unsigned int ring, unsigned in
 	ob = atomic_exchange_explicit(&r->band, nb, memory_order_acq_rel);
 	if (ob == nb)
 		return BACKPRESSURE_NONE;
-	/* Set once before the first report: no lock needed to read them. */
+	/* Set once before the first report: no lock needed to read it. */
 	if (nb == BAND_HIGH && bp->over)
-		bp->over(bp->hook_ctx, ring);
+		bp->over(bp->fn_ctx, ring, now_ns);
 
 	pthread_mutex_lock(&bp->lock);
-	a = decide(bp, ring, now_ns);
-	if (bp->settled)
-		bp->settled(bp->hook_ctx, atomic_load_explicit(&bp->paused, memory_order_relaxed));
+	a = decide(bp, &ring, now_ns);
+	if (bp->fn)
+		bp->fn(bp->fn_ctx, a, atomic_load_explicit(&bp->paused, memory_order_relaxed), ring,
+		       now_ns);
 	pthread_mutex_unlock(&bp->lock);
 	return a;
 }

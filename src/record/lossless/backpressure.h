@@ -17,10 +17,13 @@ enum backpressure_action {
 	BACKPRESSURE_RESUME,
 };
 
-/* Called with the controller's transition lock held, so calls come in the order the transitions
- * were decided and never overlap: PAUSE, RESUME, PAUSE... The callback must not call back into
- * the controller. ring is the ring whose report caused the transition. */
-typedef void (*backpressure_action_fn)(void *ctx, enum backpressure_action action, unsigned int ring, uint64_t now_ns);
+/* Called at the end of every re-decision (each report that moves a ring to another band), with
+ * the controller's transition lock held, so calls come in the order of the decisions and never
+ * overlap: action is PAUSE, RESUME (alternating, starting with PAUSE) or NONE, paused the state
+ * decided, ring the ring blamed for a pause or else the reported one. The callback must not
+ * call back into the controller. */
+typedef void (*backpressure_action_fn)(void *ctx, enum backpressure_action action, bool paused,
+				       unsigned int ring, uint64_t now_ns);
 
 struct backpressure_stats {
 	uint64_t nr_pauses;            /* PAUSE transitions so far */
@@ -35,20 +38,16 @@ struct backpressure_stats {
  * Returns NULL with errno EINVAL (bad arguments) or ENOMEM. */
 struct backpressure *backpressure__new(unsigned int nr_rings, unsigned int high_permille, unsigned int low_permille);
 
-/* Optional: have fn(ctx, ...) run for each transition, under the transition lock, before
- * backpressure__report returns it. Use it to pause/resume the target: two readers that receive PAUSE and
- * RESUME back to back cannot then apply them in the wrong order. Call before the first report. */
+/* Optional: have fn(ctx, ...) run for each re-decision, under the transition lock, before
+ * backpressure__report returns it. Call before the first report. */
 void backpressure__set_action_fn(struct backpressure *bp, backpressure_action_fn fn, void *ctx);
 
-/* Optional, for carrying decisions out with no lock held across them (lossless.c): over(ctx,
- * ring) runs without the transition lock whenever a report moves a ring above the high mark,
- * before that report takes the lock; settled(ctx, paused) runs under the lock at the end of
- * every re-decision (whatever it decided), with the state decided. Every over() is followed by
- * a settled() in the same thread. Either may be NULL. Call before the first report. */
-typedef void (*backpressure_over_fn)(void *ctx, unsigned int ring);
-typedef void (*backpressure_settled_fn)(void *ctx, bool paused);
-void backpressure__set_hooks(struct backpressure *bp, backpressure_over_fn over,
-			     backpressure_settled_fn settled, void *ctx);
+/* Optional, for a pause that waits for no lock (lossless.c): over(ctx, ring, now_ns), with the
+ * ctx of the action fn, runs without the transition lock whenever a report moves a ring above
+ * the high mark, before that report takes the lock; the same report's fn() follows, in the
+ * same thread. Call before the first report. */
+typedef void (*backpressure_over_fn)(void *ctx, unsigned int ring, uint64_t now_ns);
+void backpressure__set_over_fn(struct backpressure *bp, backpressure_over_fn over);
 
 /* Ring `ring` is fill_permille full (values above 1000 count as 1000) at time now_ns (any
  * monotonic clock, the same for every caller). Returns BACKPRESSURE_PAUSE or BACKPRESSURE_RESUME when this report

@@ -64,7 +64,7 @@ struct lossless {
 	/* The longest a pause's or a resume's call took, and the longest from a fill report to
 	 * the call it decided (the controller's lock), ns. */
 	_Atomic uint64_t pause_call_worst_ns, resume_call_worst_ns, act_wait_worst_ns;
-	struct actuator act;    /* carries out the controller's decisions (on_over, on_settled) */
+	struct actuator act;    /* carries out the controller's decisions (on_over, on_action) */
 	_Atomic uint64_t reasserts; /* pauses carried out again by a watcher (track) */
 	unsigned int high_permille;
 	double max_rate;
@@ -89,24 +89,6 @@ static void atomic_max(_Atomic uint64_t *a, uint64_t v)
 	while (v > o && !atomic_compare_exchange_weak_explicit(a, &o, v, memory_order_relaxed,
 							       memory_order_relaxed))
 		;
-}
-
-/* Called under the controller's lock, in the order of its decisions: notes each pause for the
- * summary. The wishes are made and carried out by on_over() and on_settled() with report(). */
-static void on_action(void *ctx, enum backpressure_action a, unsigned int ring, uint64_t now)
-{
-	struct lossless *ll = ctx;
-
-	if (a != BACKPRESSURE_PAUSE)
-		return;
-	pthread_mutex_lock(&ll->lock);
-	if (ll->pause_heads) {
-		for (size_t i = 0; i < ll->nr_watched; i++)
-			ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
-		ll->pause_t = now;
-		atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
-	}
-	pthread_mutex_unlock(&ll->lock);
 }
 
 /* The actuator's set(): pause or resume the target (and arm or disarm the backstop, when on),
@@ -150,7 +132,7 @@ static _Thread_local bool made_wish, went_over;
 
 /* A ring just went above the high mark: pause now, before waiting for the controller's lock,
  * whose holder may be held off its CPU (actuator__over). */
-static void on_over(void *ctx, unsigned int ring)
+static void on_over(void *ctx, unsigned int ring, uint64_t now)
 {
 	struct lossless *ll = ctx;
 
@@ -161,15 +143,27 @@ static void on_over(void *ctx, unsigned int ring)
 
 		atomic_max(&ll->decided_worst_permille, used >= size ? 1000 : used * 1000 / size);
 	}
-	if (actuator__over(&ll->act))
-		actuate(ll, clock__ns());
+	actuator__over(&ll->act);
+	actuate(ll, now);
 }
 
-/* Under the controller's lock, after each decision: the wish agrees with it. */
-static void on_settled(void *ctx, bool paused)
+/* Under the controller's lock, after each of its decisions: notes a pause for the summary, and
+ * makes the wish agree with the decision (actuator__settled); report() carries it out. */
+static void on_action(void *ctx, enum backpressure_action a, bool paused, unsigned int ring,
+		      uint64_t now)
 {
 	struct lossless *ll = ctx;
 
+	if (a == BACKPRESSURE_PAUSE) {
+		pthread_mutex_lock(&ll->lock);
+		if (ll->pause_heads) {
+			for (size_t i = 0; i < ll->nr_watched; i++)
+				ll->pause_heads[i] = ringbuf__head(ll->rings[i]);
+			ll->pause_t = now;
+			atomic_fetch_add_explicit(&ll->pause_gen, 1, memory_order_release);
+		}
+		pthread_mutex_unlock(&ll->lock);
+	}
 	made_wish |= actuator__settled(&ll->act, paused, went_over);
 }
 
@@ -512,7 +506,7 @@ int lossless__setup(struct lossless *ll, const struct lossless_opts *o)
 			      e == EACCES || e == EPERM ? " (pausing another user's processes needs root or CAP_KILL)" : "");
 	}
 	backpressure__set_action_fn(ll->bp, on_action, ll);
-	backpressure__set_hooks(ll->bp, on_over, on_settled, ll);
+	backpressure__set_over_fn(ll->bp, on_over);
 	calibrate(ll);
 	return 0;
 }
@@ -604,7 +598,7 @@ int lossless__set_high(struct lossless *ll, unsigned int high_permille, unsigned
 	if (!bp)
 		return -errno;
 	backpressure__set_action_fn(bp, on_action, ll);
-	backpressure__set_hooks(bp, on_over, on_settled, ll);
+	backpressure__set_over_fn(bp, on_over);
 	backpressure__free(ll->bp);
 	ll->bp = bp;
 	ll->high_permille = high_permille;

@@ -248,8 +248,6 @@ int pauser__task_exit(struct pauser *p, pid_t pid, pid_t tid)
  * signals need the lock for the process list, which only brief kill(2)s hold. */
 static int set_paused(struct pauser *p, bool pause)
 {
-	int r = 0;
-
 	if (p->mech != PAUSE_MECH_SIGNALS) {
 		__atomic_store_n(&p->paused, pause, __ATOMIC_RELAXED);
 		return freezer__set(&p->fz, pause);
@@ -261,7 +259,7 @@ static int set_paused(struct pauser *p, bool pause)
 	else
 		procset__signal(&p->ps, SIGCONT);
 	pthread_mutex_unlock(&p->lock);
-	return r;
+	return 0;
 }
 
 int pauser__pause(struct pauser *p)
