@@ -31,6 +31,25 @@ perf_clean() {
 	[ ! -s "$T/perf-report.err" ] || { cat "$T/perf-report.err" >&2; fail "perf report wrote to stderr on $1"; }
 }
 
+# The small-ring --lossless settings of test_lossless_matrix and test_lossless_held_cpus: a
+# sched_yield storm at perf's settings on 1 MiB rings with a high mark of 2% (the room above it
+# lasts about 13 ms at the storm's rate) and a low one of 1%, so that each run pauses often.
+LOSSLESS_SMALL="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256 --lossless --high-watermark 2 --low-watermark 1"
+# lossless_storm_ok NAME: the verdict on NAME.err (precord's stderr, with the storm's
+# YIELD_STORM_REPORT line) and NAME.data: the summary says 0 lost, perf report --stats reads the
+# file quietly and finds no LOST / LOST_SAMPLES, and the SWITCH records are at least twice the
+# switches the storm counted itself. Sets S (the switches) and sw (the SWITCH records).
+lossless_storm_ok() {
+	grep -q "^\[ precord: 0 lost \]" "$1.err" || { cat "$1.err"; fail "$1: summary does not say 0 lost"; }
+	perf report -i "$1.data" --stats > "$1.stats" 2> "$1.perr" || fail "$1: perf report --stats exit $?"
+	[ ! -s "$1.perr" ] || { cat "$1.perr"; fail "$1: perf report wrote to stderr"; }
+	! grep -qE "^ *LOST(_SAMPLES)? events" "$1.stats" || fail "$1: perf report --stats shows losses"
+	S=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$1.err")
+	sw=$(awk '$1 == "SWITCH" && $2 == "events:" { print $3; exit }' "$1.stats")
+	[ -n "$S" ] || fail "$1: no switch report from yield_storm"
+	assert_ge "${sw:-0}" $((2 * S)) "$1: SWITCH records"
+}
+
 # Self percentage of symbol SYM in FILE per perf report, summed over its rows (two decimals);
 # 0 when absent. perf report --sort sym sometimes splits one function of one file into two rows
 # (hot_lib_work as 62.31% and 3.63% of one recording of perf's own, 51.02% and more in a CI

@@ -18,8 +18,8 @@ run() { # NAME OPTIONS...
 	"$W/cpu_holder" 20 60 60 "$name.go" "$name.stop" 2> "$name.holder" &
 	holder=$!
 	rc=0
-	YIELD_STORM_REPORT=1 precord -v -e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256 \
-		--lossless --high-watermark 2 --low-watermark 1 "$@" -o "$name.data" -- \
+	# shellcheck disable=SC2086 # LOSSLESS_SMALL is a list of options
+	YIELD_STORM_REPORT=1 precord -v $LOSSLESS_SMALL "$@" -o "$name.data" -- \
 		sh -c 'touch "$1" && exec "$2" 150000 "$3"' sh "$name.go" "$W/yield_storm" "$threads" \
 		2> "$name.err" || rc=$?
 	touch "$name.stop"
@@ -28,12 +28,7 @@ run() { # NAME OPTIONS...
 	[ $hrc != 77 ] || skip "cpu_holder cannot run at SCHED_FIFO here"
 	[ $hrc = 0 ] || { cat "$name.holder"; fail "$name: cpu_holder exit $hrc"; }
 	[ $rc = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }
-	grep -q "^\[ precord: 0 lost \]" "$name.err" || { cat "$name.err"; fail "$name: summary does not say 0 lost"; }
-	perf report -i "$name.data" --stats > "$name.stats" 2> "$name.perr" || fail "$name: perf report --stats exit $?"
-	! grep -qE "^ *LOST(_SAMPLES)? events" "$name.stats" || fail "$name: perf report --stats shows losses"
-	S=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$name.err")
-	sw=$(awk '$1 == "SWITCH" && $2 == "events:" { print $3; exit }' "$name.stats")
-	assert_ge "${sw:-0}" $((2 * ${S:-1})) "$name: SWITCH records"
+	lossless_storm_ok "$name"
 	late=$(sed -n 's/.*a watcher looked up to \([0-9]*\)\.[0-9] ms later.*/\1/p' "$name.err")
 	echo "$name ($*): $(cat "$name.holder"); $(grep -o 'lossless via [^;]*' "$name.err"); a watcher up to ${late:-?} ms late; $(grep -o '[0-9]* times a watcher paused the target again' "$name.err" || echo 'no pause carried out again'); $sw SWITCH for $S switches"
 	assert_ge "${late:-0}" 10 "$name: the watchers were not held (ms late)"
