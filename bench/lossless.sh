@@ -1,11 +1,13 @@
 # Sourced by bench/run.sh when BENCH contains "lossless" (uses P, W, D, STORM_COUNT, THREADS,
-# run_timed and bench/lib.sh). Four tables:
+# run_timed and bench/lib.sh). Five tables:
 #   1. the sched_yield storm with exactly perf's settings, perf record against precord
 #      --lossless: wall time, losses, samples and SWITCH records, precord's paused share;
 #   2. harsh settings (64 KiB stacks, 50 kHz, a fork/exec tree, a CPU hog), perf against precord;
 #   3. bytes that reach the rings after a pause request: freezer, backstop, both
 #      (build/tools/backstop_reaction);
-#   4. the pause reaction latency per mechanism (precord bench pause).
+#   4. the pause reaction latency per mechanism (precord bench pause);
+#   5. held CPUs: the storm on small rings while cpu_holder takes every CPU in turn at
+#      SCHED_FIFO 99, as a hypervisor's steal does, perf against precord --lossless.
 # The seed's settings (issue 10): -m 64 is no longer accepted with --lossless at these settings
 # (precord derives 2 MiB and refuses less), so both recorders get the ring precord derives.
 LL_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf"
@@ -13,8 +15,8 @@ LL_RING=$($P --lossless $LL_OPTS -o "$D/probe.data" -- true 2>&1 >/dev/null | se
 LL_OPTS="$LL_OPTS -m ${LL_RING:-2048}K"
 LOSSLESS_REPS=${LOSSLESS_REPS:-3}
 PAUSE_CYCLES=${PAUSE_CYCLES:-500}
-# Which tables (all by default): LOSSLESS_TABLES="seed harsh reaction pause"
-LOSSLESS_TABLES=${LOSSLESS_TABLES:-seed harsh reaction pause}
+# Which tables (all by default): LOSSLESS_TABLES="seed harsh reaction pause held"
+LOSSLESS_TABLES=${LOSSLESS_TABLES:-seed harsh reaction pause held}
 ll_table() { case " $LOSSLESS_TABLES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # count of TYPE records in a saved perf report --stats
@@ -135,5 +137,48 @@ awk '!/^#/ && NF >= 6 { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, 
 echo
 sed -n 's/^# target: /(target: /p' "$D/pause.txt" | sed 's/$/. Before the request comes the watcher'"'"'s look at the rings, every 0.1 to 2 ms as their margins below the high mark require.)/'
 [ -s "$D/pause.err" ] && sed 's/^/    /' "$D/pause.err"
+echo
+fi
+
+if ll_table held; then
+HELD_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256"
+HELD_COUNT=${HELD_COUNT:-300000}
+HELD_REPS=${HELD_REPS:-5}
+echo "## --lossless while the CPUs are held: $HELD_OPTS, cpu_holder 20 ms of every 60 on each CPU"
+echo
+# cpu_holder (tests/workloads) spins at SCHED_FIFO 99, above precord's watchers, 10-30 ms of
+# every 60 ms on each CPU, from the storm's start to its end: what the CI host's steal did to
+# test_lossless_matrix (1.1 s of a 7 s run). precord gets the matrix's marks (2% / 1%).
+export YIELD_STORM_REPORT=1
+: > "$D/heldp"; : > "$D/heldr"; : > "$D/heldlp"; : > "$D/heldlr"; : > "$D/heldpa"
+held_run() { # OUT RECORDER...: one storm beside cpu_holder
+	out=$1; shift
+	rm -f "$D/held.go" "$D/held.stop"
+	$W/cpu_holder 20 60 120 "$D/held.go" "$D/held.stop" 2> "$D/holder.err" &
+	holder=$!
+	sync; run_timed "$@" -o "$out" -- sh -c 'touch "$1" && exec "$2" "$3" "$4"' sh "$D/held.go" \
+		$W/yield_storm "$HELD_COUNT" "$THREADS"
+	touch "$D/held.stop"; wait "$holder"
+}
+for rep in $(seq "$HELD_REPS"); do
+	held_run "$D/precord-held.data" $P $HELD_OPTS --lossless --high-watermark 2 --low-watermark 1
+	echo "$T" >> "$D/heldr"; lost_all "$D/precord-held.data" >> "$D/heldlr"
+	sed -n 's/.*lossless via [^:]*: \([0-9]*\) pauses,.*/\1/p' "$D/run.err" >> "$D/heldpa"
+	held_run "$D/perf-held.data" perf record $HELD_OPTS
+	echo "$T" >> "$D/heldp"; lost_all "$D/perf-held.data" >> "$D/heldlp"
+done
+unset YIELD_STORM_REPORT
+tp=$(median "$D/heldp"); tr=$(median "$D/heldr")
+printf '| recorder | wall s (median) | runs | lost per run | runs that lost | pauses per run | precord/perf time |\n'
+printf '|---|---|---|---|---|---|---|\n'
+for who in perf precord; do
+	if [ $who = perf ]; then t=$tp tf="$D/heldp" lf="$D/heldlp" pa="-" rel=1.00
+	else t=$tr tf="$D/heldr" lf="$D/heldlr" pa=$(tr '\n' ' ' < "$D/heldpa") rel=$(ratio "$tr" "$tp"); fi
+	printf '| %s | %s | %s | %s | %s of %s | %s | %s |\n' "$who" "$t" "$(tr '\n' ' ' < "$tf")" \
+		"$(tr '\n' ' ' < "$lf")" "$(grep -vc '^0$' "$lf")" "$HELD_REPS" "$pa" "$rel"
+done
+echo
+echo "($HELD_REPS runs each, precord and perf in turn; storm: $THREADS threads x $HELD_COUNT sched_yield; lost = LOST events +"
+echo "LOST_SAMPLES, read back with perf; the holder's last run: $(cat "$D/holder.err"); load average $(cut -d' ' -f1-3 /proc/loadavg).)"
 echo
 fi
