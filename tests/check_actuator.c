@@ -129,8 +129,6 @@ END_TEST
 
 /* A stale call landing last: a thread read the wish "resume", and its call lands after a newer
  * "pause" was carried out; the thread sees the newer wish when its call returns and pauses. */
-static int stale_set(void *ctx, bool pause);
-
 struct stale {
 	struct fake f;
 	struct actuator *a;
