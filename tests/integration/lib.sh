@@ -35,6 +35,14 @@ perf_clean() {
 # sched_yield storm at perf's settings on 1 MiB rings with a high mark of 2% (the room above it
 # lasts about 13 ms at the storm's rate) and a low one of 1%, so that each run pauses often.
 LOSSLESS_SMALL="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256 --lossless --high-watermark 2 --low-watermark 1"
+# lossless_refused NAME: whether NAME.err is precord's refusal of an explicit -m whose room
+# above the high mark is too short for the pause timed at start (a starved machine; exit 2,
+# before the command started: precord.1, LOSSLESS MODE); sets refused_min to the -m it named.
+lossless_refused() {
+	grep -q "cannot honour -m [0-9]* ([0-9]* KiB per CPU) here: pausing takes up to [0-9.]* ms" "$1.err" || return 1
+	refused_min=$(sed -n 's/.*the minimum is -m \([0-9]*\) .*/\1/p' "$1.err")
+	[ -n "$refused_min" ] || fail "$1: refused without naming the minimum"
+}
 # lossless_storm_ok NAME: the verdict on NAME.err (precord's stderr, with the storm's
 # YIELD_STORM_REPORT line) and NAME.data: the summary says 0 lost, perf report --stats reads the
 # file quietly and finds no LOST / LOST_SAMPLES, and the SWITCH records are at least twice the

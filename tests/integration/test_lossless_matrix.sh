@@ -20,10 +20,9 @@ run() { # NAME OPTIONS...
 	# they leave (a starved machine: 49.5 ms under a CPU hog, a second test suite and ASan),
 	# precord cannot honour them and refuses before the command starts (exit 2, the minimum
 	# named; precord.1, LOSSLESS MODE): the storm never ran, so it reported nothing.
-	if [ $rc = 2 ] && grep -q "cannot honour -m 256 (1024 KiB per CPU) here: pausing takes up to [0-9.]* ms" "$name.err" &&
-	   grep -q "the minimum is -m [0-9]* " "$name.err"; then
+	if [ $rc = 2 ] && lossless_refused "$name"; then
 		! grep -q "^yield_storm: " "$name.err" || fail "$name: refused, but the storm ran"
-		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), $(grep -o 'the minimum is -m [0-9]*' "$name.err")"
+		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), the minimum is -m $refused_min"
 		return 0
 	fi
 	[ $rc = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }

@@ -78,9 +78,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cpu_holder: SCHED_FIFO: %s\n", strerror(errno));
 		return 77;
 	}
-	/* Wait for GO at normal priority's pace: 1 ms naps. */
+	/* Wait for GO (or STOP: the recorder never started its command) in 1 ms naps. */
 	end_t = now() + atof(argv[3]);
-	while (access(argv[4], F_OK) != 0 && now() < end_t)
+	while (access(argv[4], F_OK) != 0 && access(stop_file, F_OK) != 0 && now() < end_t)
 		usleep(1000);
 	th = calloc((size_t)ncpu, sizeof(*th));
 	if (!th)
