@@ -764,6 +764,125 @@ static void append_compressed(struct perf_writer *w, const void *payload, size_t
 	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ rec, h.size }, 1), 0);
 }
 
+/* One COMPRESSED record carrying exactly n bytes of the stream (odd sizes too, as perf writes). */
+static void append_raw_compressed(struct perf_writer *w, const void *payload, size_t n)
+{
+	uint8_t rec[8 + 65528];
+	struct perf_event_header h = { PERF_RECORD_COMPRESSED, 0, (uint16_t)(8 + n) };
+
+	ck_assert_uint_le(n, sizeof(rec) - 8);
+	memcpy(rec, &h, 8);
+	memcpy(rec + 8, payload, n);
+	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ rec, h.size }, 1), 0);
+}
+
+static void append_round(struct perf_writer *w)
+{
+	struct perf_event_header h = { PERF_RECORD_FINISHED_ROUND, 0, 8 };
+
+	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ &h, 8 }, 1), 0);
+}
+
+/* A file of the given layout read on the calling thread and with a decoding thread (read_all:
+ * the same records, offsets, counts and damage): its samples, and the frames decoded apart. */
+static uint64_t frames_file(void (*layout)(struct perf_writer *w), uint64_t *ret_jobs)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
+				     .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+	uint64_t id = 1, n;
+	struct perf_writer_event ev = { "cpu-clock", &a, &id, 1 };
+	struct perf_writer_opts wo = { .events = &ev, .nr_events = 1, .comp_level = 1,
+				       .comp_mmap_len = COMPRESS_MAX_DECOMPRESSED };
+	char path[] = "/tmp/check_perf_reader_apart.XXXXXX";
+	int fd = mkstemp(path);
+	struct perf_writer *w;
+	struct perf_reader *r;
+	struct recs got;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	w = perf_writer__open(path, &wo);
+	ck_assert_ptr_nonnull(w);
+	layout(w);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+	r = open_reader(path, NULL);
+	ck_assert_ptr_nonnull(r);
+	for (int ordered = 0; ordered < 2; ordered++) {
+		got = read_all(r, ordered);
+		ck_assert_msg(!perf_reader__damage(r), "damaged at %llu: %s",
+			      (unsigned long long)perf_reader__damage(r)->offset,
+			      perf_reader__damage(r)->reason);
+		free(got.v);
+	}
+	perf_reader__set_decode_thread(r, true);
+	free(read_once(r, false).v);
+	*ret_jobs = perf_reader__frame_jobs(r);
+	n = perf_reader__walk_stats(r)->nr_by_type[PERF_RECORD_SAMPLE];
+	perf_reader__free(r);
+	unlink(path);
+	return n;
+}
+
+static uint64_t layout_t;
+
+/* precord's: 30 frames of 50 samples, each whole in one record, rounds between; a frame cut
+ * into three records; two frames in one record (the first ending inside a sample). */
+static void layout_apart(struct perf_writer *w)
+{
+	uint8_t raw[32 * 100], z[8192], two[16384];
+	size_t n, m;
+
+	for (int i = 0; i < 30; i++) {
+		n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 50, &layout_t), 1);
+		ck_assert(!ZSTD_isError(n));
+		append_raw_compressed(w, z, n);
+		if (i % 3 == 2)
+			append_round(w);
+	}
+	n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 100, &layout_t), 1);
+	ck_assert(!ZSTD_isError(n) && n > 3);
+	append_raw_compressed(w, z, 1);
+	append_raw_compressed(w, z + 1, n / 2);
+	append_raw_compressed(w, z + 1 + n / 2, n - 1 - n / 2);
+	put_samples(raw, 100, &layout_t);
+	n = ZSTD_compress(two, sizeof(two), raw, 32 * 40 + 16, 1);
+	m = ZSTD_compress(two + n, sizeof(two) - n, raw + 32 * 40 + 16, 32 * 60 - 16, 1);
+	ck_assert(!ZSTD_isError(n) && !ZSTD_isError(m));
+	append_raw_compressed(w, two, n + m);
+	append_round(w);
+}
+
+/* perf -z's: one frame across records with plain records between them. */
+static void layout_stream(struct perf_writer *w)
+{
+	uint8_t raw[32 * 100], z[8192];
+	size_t n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 100, &layout_t), 1);
+
+	ck_assert(!ZSTD_isError(n));
+	append_raw_compressed(w, z, n / 3);
+	append_round(w);
+	append_raw_compressed(w, z + n / 3, n - n / 3);
+	/* a whole frame after the stream began: the stream's all the same */
+	n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 100, &layout_t), 1);
+	append_raw_compressed(w, z, n);
+}
+
+/* With a decoding thread, the independent frames of a file decode apart, on both threads, and
+ * give the records one stream would: every sample, in order (read_all compares). A frame that a
+ * plain record interrupts sends it and the rest of the file to one stream. */
+START_TEST(test_frames_decoded_apart)
+{
+	uint64_t jobs;
+
+	ck_assert_uint_eq(frames_file(layout_apart, &jobs), 30 * 50 + 100 + 100);
+	ck_assert_uint_eq(jobs, 30 + 1 + 2);
+	ck_assert_uint_eq(frames_file(layout_stream, &jobs), 200);
+	ck_assert_uint_eq(jobs, 0);
+}
+END_TEST
+
 /* A skippable frame between two frames is passed over; a record cut by a frame's end reads whole
  * (perf's -z frames end where its ring buffer wraps, not at a record's end). */
 START_TEST(test_skippable_and_cut_frames)
@@ -1616,6 +1735,7 @@ Suite *perf_reader_suite(void)
 	tcase_add_test(tc, test_perf_compressed);
 	tcase_add_test(tc, test_long_frame_after_whole_one);
 	tcase_add_test(tc, test_skippable_and_cut_frames);
+	tcase_add_test(tc, test_frames_decoded_apart);
 	tcase_add_test(tc, test_perf_dwarf);
 	tcase_add_test(tc, test_perf_dwarf_stacks);
 	tcase_add_test(tc, test_perf_system_wide);

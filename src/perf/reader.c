@@ -49,7 +49,7 @@
 /* The largest zstd window decoded (zstd's and perf's default limit, ZSTD_WINDOWLOG_LIMIT_DEFAULT). */
 #define ZSTD_WINDOW_MAX ((uint64_t)1 << 27)
 /* Free blocks kept for reuse (fresh memory costs a page fault per page). */
-#define BLOCK_CACHE 3
+#define BLOCK_CACHE 8
 
 struct perf_reader_ref {
 	struct perf_reader *r;
@@ -97,9 +97,11 @@ struct perf_reader {
 	uint64_t nr_unordered;
 	size_t ordered_max_bytes;
 	struct perf_reader_stats walk_stats; /* counts of the last iteration */
+	uint64_t frame_jobs;    /* zstd frames the last iteration decoded apart */
 
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
+	ZSTD_DCtx *job_ds[2];   /* frame jobs': the decoding, the delivering thread's */
 	pthread_mutex_t block_lock; /* the free blocks and block_cap */
 	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
 	size_t block_cap;       /* of new blocks: BLOCK_CAP, or more for a larger zstd window */
@@ -899,6 +901,11 @@ const struct perf_reader_stats *perf_reader__walk_stats(const struct perf_reader
 	return &r->walk_stats;
 }
 
+uint64_t perf_reader__frame_jobs(const struct perf_reader *r)
+{
+	return r->frame_jobs;
+}
+
 void perf_reader__set_decode_thread(struct perf_reader *r, bool on)
 {
 	r->decode_thread = on;
@@ -925,6 +932,8 @@ void perf_reader__free(struct perf_reader *r)
 	free(r->ids);
 	free(r->id_index);
 	ZSTD_freeDCtx(r->ds);
+	ZSTD_freeDCtx(r->job_ds[0]);
+	ZSTD_freeDCtx(r->job_ds[1]);
 	pthread_mutex_destroy(&r->block_lock);
 	while (r->nr_free_blocks)
 		free(r->free_blocks[--r->nr_free_blocks]);
@@ -964,7 +973,10 @@ enum item_kind {
 	IT_DAMAGE,      /* zstd failed on the COMPRESSED record at off: reason */
 	IT_ERROR,       /* err (-ENOMEM) */
 	IT_END,         /* no more; off: the last COMPRESSED record */
+	IT_FRAME,       /* the items of a whole zstd frame, decoded apart: job */
 };
+
+struct frame_job;
 
 struct item {
 	enum item_kind kind;
@@ -972,12 +984,15 @@ struct item {
 	uint64_t off;
 	struct perf_reader_ref *blk; /* IT_SEGMENT: a reference of the item's own */
 	size_t start, end;
+	struct frame_job *job;       /* IT_FRAME */
 	char reason[96];
 };
 
 /* The decoding side: the file's records in order, COMPRESSED payloads decoded into blocks. */
 struct decoder {
+	ZSTD_DCtx **dsp;    /* where its zstd context is kept across walks */
 	ZSTD_DCtx *ds;
+	struct frame_job *job; /* its items go to this job's list, not to the walk */
 	size_t need;        /* bytes of the next unit zstd takes (0: a frame starts) */
 	uint8_t *stage;     /* a unit cut between payloads, gathered */
 	size_t staged;
@@ -1001,6 +1016,10 @@ struct pipe {
 	bool c_waiting, p_waiting;  /* the delivering, the decoding side waits on cond */
 	bool p_far;                 /* the decoding side waits for blocks, not items */
 	bool stop;                  /* the delivering side stopped: the decoder ends */
+	/* frame jobs pushed and not yet delivered, oldest first (see produce_frames) */
+	struct frame_job *jobs, **jobs_tail;
+	size_t nr_jobs;
+	bool p_jobs;                /* the decoding side waits for nr_jobs to drop */
 };
 
 struct walk {
@@ -1011,7 +1030,9 @@ struct walk {
 	int result;
 	struct perf_reader_stats *stats;
 	struct decoder dec;
+	struct decoder pdec, cdec; /* frame jobs' decoders on the decoding, the delivering side */
 	struct pipe *pipe;  /* NULL: the decoder delivers as it goes, on the calling thread */
+	bool in_job;        /* the delivering side takes a frame job's items (not the pipe's) */
 	/* delivering side: decompressed bytes not yet delivered are data[head, end) of blk; a
 	 * record cut by the end of a block is gathered in carry */
 	struct perf_reader_ref *blk;
@@ -1204,17 +1225,32 @@ static int drain_pending(struct walk *w, uint64_t off)
 	if (w->nr_carry && fill_carry(w, off))
 		return STOP;
 	while (w->end - w->head >= sizeof(struct perf_event_header)) {
-		const struct perf_event_header *h = (const void *)(w->blk->data + w->head);
+		const uint8_t *at = w->blk->data + w->head;
+		struct perf_event_header h;
 
-		if (bad_size(h->size)) {
+		memcpy(&h, at, sizeof(h));
+		if (bad_size(h.size)) {
 			data_damage(w->r, off, "bad record size inside compressed data");
 			return STOP;
 		}
-		if (h->size > w->end - w->head)
+		if (h.size > w->end - w->head)
 			break;
-		if (deliver(w, h, off, true, w->blk))
+		if ((uintptr_t)at % 8) {
+			/* a frame decoded apart that starts inside a record: its records lie
+			 * misaligned in its block (never in precord's or perf's files) */
+			struct perf_reader_ref *b = block_copy(w->r, at, h.size);
+			int stop;
+
+			if (!b)
+				return fail(w, -ENOMEM);
+			stop = deliver(w, (const void *)b->data, off, true, b);
+			block_put(b);
+			if (stop)
+				return STOP;
+		} else if (deliver(w, (const void *)at, off, true, w->blk)) {
 			return STOP;
-		w->head += h->size;
+		}
+		w->head += h.size;
 	}
 	return 0;
 }
@@ -1234,7 +1270,7 @@ static int take_segment(struct walk *w, struct item *it)
 		block_put(w->blk);
 		w->blk = it->blk;
 		w->head = it->start;
-		if (w->pipe) {
+		if (w->pipe && !w->in_job) {
 			pthread_mutex_lock(&w->pipe->lock);
 			w->pipe->blocks_seen++;
 			if (w->pipe->p_waiting && w->pipe->p_far &&
@@ -1249,6 +1285,8 @@ static int take_segment(struct walk *w, struct item *it)
 	w->end = it->end;
 	return drain_pending(w, it->off);
 }
+
+static int consume_frame(struct walk *w, struct frame_job *j);
 
 /* One item from the decoding side; STOP ends the walk (w->result says why). */
 static int consume(struct walk *w, struct item *it)
@@ -1288,6 +1326,8 @@ static int consume(struct walk *w, struct item *it)
 		if ((w->nr_carry || w->end > w->head) && !r->has_data_damage)
 			data_damage(r, it->off, "compressed data ends inside a record");
 		return STOP;
+	case IT_FRAME:
+		return consume_frame(w, it->job);
 	}
 	return STOP;
 }
@@ -1341,10 +1381,54 @@ static int push(struct walk *w, struct item *it)
 	return 0;
 }
 
-/* The decoded bytes not yet handed on, as a segment of their own (with a reference). */
-static int push_segment(struct walk *w)
+/* A frame job: one zstd frame's bytes gathered from the COMPRESSED payloads that carry it, each
+ * piece with the record it came from, and once decoded the items the walk's decoder would have
+ * pushed for them (segments, and damage or an error). state is under the pipe's lock. */
+enum job_state { JOB_QUEUED, JOB_CLAIMED, JOB_DONE };
+
+struct job_cut {
+	size_t end;   /* src[previous cut's end, end) came from */
+	uint64_t off; /* the COMPRESSED record at off */
+};
+
+struct frame_job {
+	struct frame_job *next;
+	enum job_state state;
+	uint8_t *src;
+	size_t len, cap;
+	struct job_cut *cuts;
+	size_t nr_cuts, cap_cuts;
+	struct item *items;
+	size_t nr_items, cap_items;
+	int err;      /* -ENOMEM: items after the last are missing */
+};
+
+/* An item of the decoder d: to its job's list, or on to the walk. */
+static int dpush(struct walk *w, struct decoder *d, struct item *it)
 {
-	struct decoder *d = &w->dec;
+	struct frame_job *j = d->job;
+
+	if (!j)
+		return push(w, it);
+	if (j->nr_items == j->cap_items) {
+		size_t nc = j->cap_items ? 2 * j->cap_items : 8;
+		struct item *n = realloc(j->items, nc * sizeof(*n));
+
+		if (!n) {
+			block_put(it->blk);
+			j->err = -ENOMEM;
+			return STOP;
+		}
+		j->items = n;
+		j->cap_items = nc;
+	}
+	j->items[j->nr_items++] = *it;
+	return 0;
+}
+
+/* The decoded bytes not yet handed on, as a segment of their own (with a reference). */
+static int push_segment(struct walk *w, struct decoder *d)
+{
 	struct item it = { .kind = IT_SEGMENT, .off = d->off, .blk = d->blk, .start = d->seg,
 			   .end = d->len };
 
@@ -1352,41 +1436,40 @@ static int push_segment(struct walk *w)
 		return 0;
 	atomic_fetch_add_explicit(&d->blk->refs, 1, memory_order_relaxed);
 	d->seg = d->len;
-	return push(w, &it);
+	return dpush(w, d, &it);
 }
 
-static int push_error(struct walk *w, int err)
+static int push_error(struct walk *w, struct decoder *d, int err)
 {
 	struct item it = { .kind = IT_ERROR, .err = err };
 
-	push(w, &it);
+	dpush(w, d, &it);
 	return STOP;
 }
 
-static int zstd_damage(struct walk *w, const char *reason)
+static int zstd_damage(struct walk *w, struct decoder *d, const char *reason)
 {
-	struct item it = { .kind = IT_DAMAGE, .off = w->dec.off };
+	struct item it = { .kind = IT_DAMAGE, .off = d->off };
 
 	snprintf(it.reason, sizeof(it.reason), "zstd: %s", reason);
-	if (push_segment(w) == 0)
-		push(w, &it);
+	if (push_segment(w, d) == 0)
+		dpush(w, d, &it);
 	return STOP;
 }
 
 /* Room for a zstd block in the current block, else a fresh block; the old one stays held as
  * zstd's history (see decompress) until the next switch. */
-static int block_room(struct walk *w)
+static int block_room(struct walk *w, struct decoder *d)
 {
-	struct decoder *d = &w->dec;
 	struct perf_reader_ref *b;
 
 	if (d->blk && d->blk->cap - d->len >= ZSTD_BLOCKSIZE_MAX)
 		return 0;
-	if (push_segment(w))
+	if (push_segment(w, d))
 		return STOP;
 	b = block_new(w->r);
 	if (!b)
-		return push_error(w, -ENOMEM);
+		return push_error(w, d, -ENOMEM);
 	block_put(d->prev);
 	d->prev = d->blk;
 	d->blk = b;
@@ -1396,19 +1479,18 @@ static int block_room(struct walk *w)
 
 /* A frame header is whole (its bytes in d->fhdr): blocks from now on hold at least its window
  * beside the room for two zstd blocks. */
-static int frame_started(struct walk *w)
+static int frame_started(struct walk *w, struct decoder *d)
 {
 	struct perf_reader *r = w->r;
-	struct decoder *d = &w->dec;
 	ZSTD_frameHeader fh;
 	size_t e = ZSTD_getFrameHeader(&fh, d->fhdr, d->nr_fhdr), cap;
 
 	if (ZSTD_isError(e))
-		return zstd_damage(w, ZSTD_getErrorName(e));
+		return zstd_damage(w, d, ZSTD_getErrorName(e));
 	if (e || fh.frameType == ZSTD_skippableFrame)
 		return 0;
 	if (fh.windowSize > ZSTD_WINDOW_MAX)
-		return zstd_damage(w, "frame window larger than 128 MiB");
+		return zstd_damage(w, d, "frame window larger than 128 MiB");
 	cap = fh.windowSize + BLOCK_MIN_ROOM + 2 * ZSTD_BLOCKSIZE_MAX;
 	pthread_mutex_lock(&r->block_lock);
 	if (cap > r->block_cap)
@@ -1421,9 +1503,8 @@ static int frame_started(struct walk *w)
 }
 
 /* The next unit zstd asks for is whole (at src): decode it into the current block. */
-static int decode_unit(struct walk *w, const uint8_t *src, size_t n)
+static int decode_unit(struct walk *w, struct decoder *d, const uint8_t *src, size_t n)
 {
-	struct decoder *d = &w->dec;
 	ZSTD_nextInputType_e type = ZSTD_nextInputType(d->ds);
 	size_t ret;
 
@@ -1431,14 +1512,14 @@ static int decode_unit(struct walk *w, const uint8_t *src, size_t n)
 		memcpy(d->fhdr + d->nr_fhdr, src, n);
 		d->nr_fhdr += n;
 	}
-	if ((type == ZSTDnit_block || type == ZSTDnit_lastBlock || !d->blk) && block_room(w))
+	if ((type == ZSTDnit_block || type == ZSTDnit_lastBlock || !d->blk) && block_room(w, d))
 		return STOP;
 	ret = ZSTD_decompressContinue(d->ds, d->blk->data + d->len, d->blk->cap - d->len, src, n);
 	if (ZSTD_isError(ret))
-		return zstd_damage(w, ZSTD_getErrorName(ret));
+		return zstd_damage(w, d, ZSTD_getErrorName(ret));
 	d->len += ret;
 	if (type == ZSTDnit_frameHeader && ZSTD_nextInputType(d->ds) != ZSTDnit_frameHeader &&
-	    frame_started(w))
+	    frame_started(w, d))
 		return STOP;
 	/* after a skippable frame's size: its content */
 	d->skipping = type == ZSTDnit_skippableFrame;
@@ -1452,20 +1533,18 @@ static int decode_unit(struct walk *w, const uint8_t *src, size_t n)
  * current block's output and the previous block's (zstd keeps two segments), so a block holds a
  * whole window (see frame_started). A unit cut between two payloads is gathered in d->stage.
  */
-static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t off)
+static int decompress(struct walk *w, struct decoder *d, const uint8_t *payload, size_t n,
+		      uint64_t off)
 {
-	struct decoder *d = &w->dec;
 	size_t pos = 0;
 
 	d->off = off;
 	if (!d->ds) {
-		struct perf_reader *r = w->r;
-
-		if (!r->ds)
-			r->ds = ZSTD_createDCtx();
-		if (!r->ds || !(d->stage = malloc(ZSTD_BLOCKSIZE_MAX)))
-			return push_error(w, -ENOMEM);
-		d->ds = r->ds;
+		if (!*d->dsp)
+			*d->dsp = ZSTD_createDCtx();
+		if (!*d->dsp || !(d->stage = malloc(ZSTD_BLOCKSIZE_MAX)))
+			return push_error(w, d, -ENOMEM);
+		d->ds = *d->dsp;
 		d->need = 0;
 	}
 	while (pos < n) {
@@ -1488,7 +1567,7 @@ static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t
 			continue;
 		}
 		if (d->need > ZSTD_BLOCKSIZE_MAX)
-			return zstd_damage(w, "block larger than 128 KiB");
+			return zstd_damage(w, d, "block larger than 128 KiB");
 		if (!d->staged && n - pos >= d->need) {
 			pos += d->need;
 		} else {
@@ -1500,12 +1579,12 @@ static int decompress(struct walk *w, const uint8_t *payload, size_t n, uint64_t
 				break;
 			src = d->stage;
 		}
-		if (decode_unit(w, src, d->need))
+		if (decode_unit(w, d, src, d->need))
 			return STOP;
 		d->staged = 0;
 		d->need = ZSTD_nextSrcSizeToDecompress(d->ds);
 	}
-	return push_segment(w);
+	return push_segment(w, d);
 }
 
 /* The records of the file in order, COMPRESSED ones decoded; ends with IT_END (or a stop). */
@@ -1529,7 +1608,7 @@ static int produce(struct walk *w)
 			last_comp = off;
 			it.kind = IT_CONTAINER;
 			if (push(w, &it) ||
-			    decompress(w, r->map + off + sizeof(struct perf_event_header),
+			    decompress(w, &w->dec, r->map + off + sizeof(struct perf_event_header),
 				       size - sizeof(struct perf_event_header), off))
 				return STOP;
 		} else if (push(w, &it)) {
@@ -1540,9 +1619,405 @@ static int produce(struct walk *w)
 	return push(w, &(struct item){ .kind = IT_END, .off = last_comp });
 }
 
+/* ---- frames decoded apart ----
+ *
+ * precord's files hold many independent zstd frames (one per reader flush, each carried by a
+ * run of COMPRESSED records). With a decoding thread, that thread finds where each frame ends by
+ * reading its frame and block headers (without decoding), gathers its bytes into a job and
+ * pushes an IT_FRAME item. The job is decoded by whichever side is free: the decoding thread once
+ * it is JOBS_AHEAD frames ahead of the delivering one, or the delivering thread when it reaches a
+ * job nobody has started, or must wait for one while another is still queued. A frame that a
+ * plain record interrupts, that grows past JOB_MAX_SRC (perf -z's one frame for the whole file),
+ * or whose headers are not zstd's, goes to the one-stream decoder instead, and so does the rest
+ * of the file: either way the same records come out, at the same offsets, with the same damage.
+ */
+#define JOBS_AHEAD 4
+#define JOB_MAX_SRC ((size_t)16 << 20)
+
+enum scan_state { SC_MAGIC, SC_FHD, SC_BHDR, SC_SKIPSIZE, SC_SKIP };
+enum scan_then { SC_THEN_BHDR, SC_THEN_CHECKSUM, SC_THEN_END };
+
+struct frame_scan {
+	enum scan_state st;
+	enum scan_then then;    /* after SC_SKIP */
+	uint8_t buf[4];
+	size_t have, want;      /* header bytes gathered in buf, wanted */
+	uint64_t skip;          /* SC_SKIP: bytes to pass over */
+	bool checksum;          /* the frame ends with a 4-byte checksum */
+};
+
+static void scan_reset(struct frame_scan *sc)
+{
+	*sc = (struct frame_scan){ .st = SC_MAGIC, .want = 4 };
+}
+
+static void scan_skip(struct frame_scan *sc, uint64_t n, enum scan_then then)
+{
+	sc->st = SC_SKIP;
+	sc->skip = n;
+	sc->then = then;
+}
+
+/* The gathered header is whole: what follows it. -1: not a zstd frame. */
+static int scan_header(struct frame_scan *sc)
+{
+	static const uint8_t did_size[4] = { 0, 1, 2, 4 }, fcs_size[4] = { 0, 2, 4, 8 };
+	uint32_t v = rd32(sc->buf), type, size;
+	uint8_t fhd = sc->buf[0];
+	bool single;
+
+	sc->have = 0;
+	switch (sc->st) {
+	case SC_MAGIC:
+		if (v == ZSTD_MAGICNUMBER) {
+			sc->st = SC_FHD;
+			sc->want = 1;
+		} else if ((v & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START) {
+			sc->st = SC_SKIPSIZE;
+			sc->want = 4;
+		} else {
+			return -1;
+		}
+		return 0;
+	case SC_FHD:
+		if (fhd & 0x08) /* reserved bit */
+			return -1;
+		single = fhd >> 5 & 1;
+		sc->checksum = fhd >> 2 & 1;
+		/* window descriptor, dictionary id, content size (1 byte when single and 0) */
+		scan_skip(sc, (uint64_t)!single + did_size[fhd & 3] +
+			      (fhd >> 6 ? fcs_size[fhd >> 6] : single), SC_THEN_BHDR);
+		return 0;
+	case SC_BHDR:
+		v &= 0xffffff;
+		type = v >> 1 & 3;
+		size = v >> 3;
+		if (type == 3 || size > ZSTD_BLOCKSIZE_MAX)
+			return -1;
+		scan_skip(sc, type == 1 ? 1 : size,
+			  !(v & 1) ? SC_THEN_BHDR : sc->checksum ? SC_THEN_CHECKSUM : SC_THEN_END);
+		return 0;
+	case SC_SKIPSIZE:
+		scan_skip(sc, v, SC_THEN_END);
+		return 0;
+	case SC_SKIP:
+		break;
+	}
+	return -1;
+}
+
+/* n more bytes of the stream: 1 when the frame ends after *used of them, 0 when all belong to
+ * it, -1 when its headers are not zstd's. */
+static int scan_feed(struct frame_scan *sc, const uint8_t *p, size_t n, size_t *used)
+{
+	size_t i = 0;
+
+	for (;;) {
+		if (sc->st == SC_SKIP) {
+			uint64_t t = sc->skip < n - i ? sc->skip : n - i;
+
+			i += t;
+			sc->skip -= t;
+			if (sc->skip)
+				break;
+			if (sc->then == SC_THEN_BHDR) {
+				sc->st = SC_BHDR;
+				sc->want = 3;
+				sc->buf[3] = 0;
+			} else if (sc->then == SC_THEN_CHECKSUM) {
+				scan_skip(sc, 4, SC_THEN_END);
+			} else {
+				*used = i;
+				scan_reset(sc);
+				return 1;
+			}
+			continue;
+		}
+		if (i == n)
+			break;
+		{
+			size_t t = sc->want - sc->have < n - i ? sc->want - sc->have : n - i;
+
+			memcpy(sc->buf + sc->have, p + i, t);
+			sc->have += t;
+			i += t;
+		}
+		if (sc->have == sc->want && scan_header(sc) < 0) {
+			*used = i;
+			return -1;
+		}
+	}
+	*used = i;
+	return 0;
+}
+
+static void job_free(struct frame_job *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->nr_items; i++)
+		block_put(j->items[i].blk);
+	free(j->items);
+	free(j->src);
+	free(j->cuts);
+	free(j);
+}
+
+/* n more bytes of the job's frame, from the COMPRESSED record at off. */
+static int job_add(struct frame_job *j, const uint8_t *p, size_t n, uint64_t off)
+{
+	if (j->len + n > j->cap) {
+		size_t nc = j->cap ? j->cap : 65536;
+		uint8_t *s;
+
+		while (nc < j->len + n)
+			nc *= 2;
+		if (!(s = realloc(j->src, nc)))
+			return -ENOMEM;
+		j->src = s;
+		j->cap = nc;
+	}
+	if (j->nr_cuts == j->cap_cuts) {
+		size_t nc = j->cap_cuts ? 2 * j->cap_cuts : 16;
+		struct job_cut *c = realloc(j->cuts, nc * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		j->cuts = c;
+		j->cap_cuts = nc;
+	}
+	if (n)
+		memcpy(j->src + j->len, p, n);
+	j->len += n;
+	j->cuts[j->nr_cuts++] = (struct job_cut){ j->len, off };
+	return 0;
+}
+
+/* Decode the job's frame with d (a frame job decoder, its own zstd context) into its items. */
+static void job_decode(struct walk *w, struct decoder *d, struct frame_job *j)
+{
+	size_t start = 0, i;
+
+	d->job = j;
+	d->need = d->staged = d->nr_fhdr = 0;
+	d->skipping = false;
+	for (i = 0; i < j->nr_cuts; i++) {
+		if (decompress(w, d, j->src + start, j->cuts[i].end - start, j->cuts[i].off))
+			break;
+		start = j->cuts[i].end;
+	}
+	/* zstd and the scan read the same headers: a frame that zstd has not ended is damage */
+	if (i == j->nr_cuts && d->need)
+		zstd_damage(w, d, "frame ends before its last block");
+	block_put(d->blk);
+	block_put(d->prev);
+	d->blk = d->prev = NULL;
+	d->len = d->seg = 0;
+	d->job = NULL;
+}
+
+/* The job's bytes through the one-stream decoder, pushed as they decode; the job is freed. */
+static int job_to_stream(struct walk *w, struct frame_job **jp)
+{
+	struct frame_job *j = *jp;
+	size_t start = 0;
+	int stop = 0;
+
+	*jp = NULL;
+	for (size_t i = 0; j && i < j->nr_cuts && !stop; i++) {
+		stop = decompress(w, &w->dec, j->src + start, j->cuts[i].end - start, j->cuts[i].off);
+		start = j->cuts[i].end;
+	}
+	job_free(j);
+	return stop;
+}
+
+static int job_push(struct walk *w, struct frame_job *j)
+{
+	struct pipe *p = w->pipe;
+
+	pthread_mutex_lock(&p->lock);
+	*p->jobs_tail = j;
+	p->jobs_tail = &j->next;
+	p->nr_jobs++;
+	pthread_mutex_unlock(&p->lock);
+	w->r->frame_jobs++; /* read once the decoding thread is joined */
+	return push(w, &(struct item){ .kind = IT_FRAME, .job = j });
+}
+
+/* The oldest job nobody decodes yet, or NULL. Under the pipe's lock. */
+static struct frame_job *job_queued(struct pipe *p)
+{
+	struct frame_job *j = p->jobs;
+
+	while (j && j->state != JOB_QUEUED)
+		j = j->next;
+	return j;
+}
+
+/* Claim j (queued), decode it with d, mark it done. Called and returns under the pipe's lock. */
+static void job_run(struct walk *w, struct decoder *d, struct frame_job *j)
+{
+	struct pipe *p = w->pipe;
+
+	j->state = JOB_CLAIMED;
+	pthread_mutex_unlock(&p->lock);
+	job_decode(w, d, j);
+	pthread_mutex_lock(&p->lock);
+	j->state = JOB_DONE;
+	if (p->c_waiting)
+		pthread_cond_broadcast(&p->cond);
+}
+
+/* The decoding side, JOBS_AHEAD frames ahead: decode queued jobs until there is room to read on
+ * (with all, until none is queued). STOP when the walk ends. */
+static int jobs_help(struct walk *w, bool all)
+{
+	struct pipe *p = w->pipe;
+	bool stop;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && (all || p->nr_jobs >= JOBS_AHEAD)) {
+		struct frame_job *j = job_queued(p);
+
+		if (j) {
+			job_run(w, &w->pdec, j);
+			continue;
+		}
+		if (all)
+			break;
+		p->p_jobs = true;
+		pthread_cond_wait(&p->cond, &p->lock);
+		p->p_jobs = false;
+	}
+	stop = p->stop;
+	pthread_mutex_unlock(&p->lock);
+	return stop ? STOP : 0;
+}
+
+/* The delivering side at j's item: j decoded (by this thread, if nobody has started it; while
+ * another decodes it, this one decodes a later queued job), its items consumed, j freed. */
+static int consume_frame(struct walk *w, struct frame_job *j)
+{
+	struct pipe *p = w->pipe;
+	int stop = 0;
+
+	pthread_mutex_lock(&p->lock);
+	while (j->state != JOB_DONE) {
+		struct frame_job *o = j->state == JOB_QUEUED ? j : job_queued(p);
+
+		if (o) {
+			job_run(w, &w->cdec, o);
+			continue;
+		}
+		p->c_waiting = true;
+		pthread_cond_wait(&p->cond, &p->lock);
+		p->c_waiting = false;
+	}
+	pthread_mutex_unlock(&p->lock);
+	w->in_job = true;
+	for (size_t i = 0; i < j->nr_items && !stop; i++) {
+		stop = consume(w, &j->items[i]);
+		block_put(j->items[i].blk);
+		j->items[i].blk = NULL;
+	}
+	w->in_job = false;
+	if (!stop && j->err)
+		stop = fail(w, j->err);
+	/* jobs are delivered in the order they were pushed: j is the first */
+	pthread_mutex_lock(&p->lock);
+	p->jobs = j->next;
+	if (!p->jobs)
+		p->jobs_tail = &p->jobs;
+	p->nr_jobs--;
+	if (p->p_jobs)
+		pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	job_free(j);
+	return stop;
+}
+
+/* produce() with frames decoded apart (see above): the decoding thread's walk. */
+static int produce_frames(struct walk *w)
+{
+	struct perf_reader *r = w->r;
+	uint64_t off = r->data_start, last_comp = 0;
+	bool seen_comp = false, stream = false;
+	struct frame_job *j = NULL;
+	struct frame_scan sc;
+
+	scan_reset(&sc);
+	while (off < r->data_end) {
+		struct item it = { .kind = IT_PLAIN, .off = off };
+		uint32_t type = rd32(r->map + off);
+		const uint8_t *pl = r->map + off + sizeof(struct perf_event_header);
+		uint16_t size;
+		size_t n;
+
+		/* scan_records() checked every header below data_end. */
+		memcpy(&size, r->map + off + 6, 2);
+		n = size - sizeof(struct perf_event_header);
+		if (type != PERF_RECORD_COMPRESSED) {
+			/* a plain record inside a frame: the frame and the rest go to the stream */
+			if (j) {
+				stream = true;
+				if (job_to_stream(w, &j))
+					return STOP;
+			}
+			if (push(w, &it))
+				return STOP;
+			off += size;
+			continue;
+		}
+		if (!seen_comp && !perf_reader__has_feature(r, FEAT_COMPRESSED))
+			r->warnings |= PERF_READER_W_NO_COMP_FEATURE;
+		seen_comp = true;
+		last_comp = off;
+		it.kind = IT_CONTAINER;
+		if (push(w, &it))
+			return STOP;
+		while (n && !stream) {
+			size_t used = 0;
+			int e;
+
+			if (!j && !(j = calloc(1, sizeof(*j))))
+				return push_error(w, &w->dec, -ENOMEM);
+			e = scan_feed(&sc, pl, n, &used);
+			if (e < 0) {
+				used = 0; /* the stream decoder finds the damage itself */
+			} else if (job_add(j, pl, used, off) < 0) {
+				job_free(j);
+				return push_error(w, &w->dec, -ENOMEM);
+			}
+			pl += used;
+			n -= used;
+			if (e < 0 || j->len > JOB_MAX_SRC) {
+				stream = true;
+				if (job_to_stream(w, &j))
+					return STOP;
+			} else if (e == 1) {
+				if (job_push(w, j))
+					return STOP;
+				j = NULL;
+				if (jobs_help(w, false))
+					return STOP;
+			}
+		}
+		if (n && decompress(w, &w->dec, pl, n, off))
+			return STOP;
+		off += size;
+	}
+	/* the file ends inside a frame */
+	if (j && job_to_stream(w, &j))
+		return STOP;
+	if (push(w, &(struct item){ .kind = IT_END, .off = last_comp }))
+		return STOP;
+	return jobs_help(w, true);
+}
+
 static void *decode_thread(void *arg)
 {
-	produce(arg);
+	produce_frames(arg);
 	return NULL;
 }
 
@@ -1584,6 +2059,12 @@ static void consume_pipe(struct walk *w)
 	pthread_join(p->thread, NULL);
 	while (p->head != p->tail)
 		block_put(p->ring[p->head++ % PIPE_ITEMS].blk);
+	while (p->jobs) {
+		struct frame_job *j = p->jobs;
+
+		p->jobs = j->next;
+		job_free(j);
+	}
 }
 
 /* A decoding thread for files with COMPRESSED records when the reader was asked for one; else
@@ -1593,6 +2074,12 @@ static void walk_records(struct walk *w)
 	struct perf_reader *r = w->r;
 	struct pipe p = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 	sigset_t all, old;
+
+	r->frame_jobs = 0;
+	p.jobs_tail = &p.jobs;
+	w->dec.dsp = &r->ds;
+	w->pdec.dsp = &r->job_ds[0];
+	w->cdec.dsp = &r->job_ds[1];
 
 	if (r->decode_thread && perf_reader__has_feature(r, FEAT_COMPRESSED) &&
 	    (p.ring = malloc(PIPE_ITEMS * sizeof(*p.ring)))) {
@@ -1610,6 +2097,8 @@ static void walk_records(struct walk *w)
 	w->pipe = NULL;
 	free(p.ring);
 	decoder_fini(&w->dec);
+	decoder_fini(&w->pdec);
+	decoder_fini(&w->cdec);
 }
 
 static void walk_fini(struct walk *w)

@@ -161,8 +161,15 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx);
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx);
 /* With on, the iterations decode a file's COMPRESSED records on a thread of their own, ahead of
  * the calling thread that delivers them (the callback still runs on the calling thread, and
- * records come in the same order). Off (the default), the calling thread does both. */
+ * records come in the same order). Where the records carry independent zstd frames (precord's
+ * files: one per reader flush), that thread only finds each frame's end and gathers its bytes,
+ * and the frames are decoded by both threads: by the decoding one when it is a few frames
+ * ahead, by the calling one when it would otherwise wait. A frame interrupted by a plain record
+ * or longer than 16 MiB compressed (perf -z's one frame for the whole file) is decoded as one
+ * stream, as is the rest of its file. Off (the default), the calling thread does everything. */
 void perf_reader__set_decode_thread(struct perf_reader *r, bool on);
+/* The zstd frames the last iteration decoded apart (0 without a decoding thread). */
+uint64_t perf_reader__frame_jobs(const struct perf_reader *r);
 
 /* Records the last ordered iteration queued with a time older than one already delivered
  * (perf's "N out of order events"). */
