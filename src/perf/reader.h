@@ -163,7 +163,7 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
  * the calling thread that delivers them (the callback still runs on the calling thread, and
  * records come in the same order). Where the records carry independent zstd frames (precord's
  * files: one per reader flush), that thread only finds each frame's end and gathers its bytes,
- * and the frames are decoded by both threads: by the decoding one when it is a few frames
+ * and the frames are decoded by both threads: by the decoding one when it is two frames
  * ahead, by the calling one when it would otherwise wait. A frame interrupted by a plain record
  * or longer than 16 MiB compressed (perf -z's one frame for the whole file) is decoded as one
  * stream, as is the rest of its file. Off (the default), the calling thread does everything. */
