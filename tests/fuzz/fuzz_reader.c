@@ -1,6 +1,7 @@
 /* libFuzzer target for perf_reader and perf_sample: each input is written to a memfd and read
  * through every entry point (open, both iterations with sample and trailer decoding, stats,
- * repair into another memfd, then the repaired file again). Build with `make fuzz`; run as
+ * repair into another memfd, then the repaired file again). The file-order iteration runs again
+ * with a decoding thread (frames decoded apart): it must deliver the same records. Build with `make fuzz`; run as
  * build/fuzz_reader -max_total_time=120 tests/corpus. */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,13 +13,22 @@
 #include "perf/reader.h"
 #include "perf/sample.h"
 
+struct seen {
+	const struct perf_reader *r;
+	uint64_t n, sum; /* records delivered; their offsets, sizes and first words mixed */
+};
+
 static int visit(const struct perf_reader_record *rec, void *ctx)
 {
-	const struct perf_reader *r = ctx;
+	struct seen *sn = ctx;
+	const struct perf_reader *r = sn->r;
 	const struct perf_reader_attr *a;
 	struct perf_sample s;
-	uint64_t v;
+	uint64_t v, w = 0;
 
+	memcpy(&w, (const uint8_t *)rec->hdr + 8, rec->hdr->size >= 16 ? 8 : 0);
+	sn->n++;
+	sn->sum = (sn->sum ^ (rec->offset * 31 + rec->hdr->size) ^ w) * 0x100000001b3ull;
 	if (rec->attr_index < 0)
 		return 0;
 	a = perf_reader__attr(r, rec->attr_index);
@@ -67,8 +77,17 @@ static void read_everything(const char *path, const char *repair_path)
 		for (size_t j = 0; j < a->nr_ids; j++)
 			perf_reader__attr_of_id(r, a->ids[j]);
 	}
-	perf_reader__for_each(r, visit, r);
-	perf_reader__for_each_ordered(r, visit, r);
+	{
+		struct seen one = { r }, apart = { r }, ordered = { r };
+
+		perf_reader__for_each(r, visit, &one);
+		perf_reader__for_each_ordered(r, visit, &ordered);
+		perf_reader__set_decode_thread(r, true);
+		perf_reader__for_each(r, visit, &apart);
+		perf_reader__set_decode_thread(r, false);
+		if (apart.n != one.n || apart.sum != one.sum)
+			abort(); /* the decoding thread delivered other records */
+	}
 	perf_reader__stats(r, &st);
 	perf_reader__damage(r);
 	if (repair_path)
