@@ -22,20 +22,20 @@ precord -q -e cpu-clock -o precord.data -- "$W/mixed" 0.5 > /dev/null || fail "p
 
 # "NAME PERCENT" per function, percents of rows of one name summed; preport's "NAME (inlined)"
 # rows are pprof's inlined functions (extra lines of a location), named NAME. Addresses without
-# a symbol are one row, "(no symbol)": preport prints the address (0x0000000000003981, as perf
-# does), pprof the mapping of a location without lines ([libgcc_s.so.1]); a run where 0.13% of
-# the samples fell there failed on the names alone.
+# a symbol are one row, "<unknown>" (pprof's own name for some), as in test_daemon_push: preport
+# prints the address (0x0000000000003981, as perf does), pprof the mapping of a location without
+# lines ([libgcc_s.so.1]); a run where 0.13% of the samples fell there failed on the names alone.
 pre_self() {
 	preport -q -i "$1" --no-children -g none --sort sym |
 		awk '/^ +[0-9.]+%/ { p = $1 + 0; sub(/^ +[0-9.]+% +\[.\] /, ""); sub(/ +$/, ""); sub(/ \(inlined\)$/, "")
-				     if ($0 ~ /^0x[0-9a-f]+$/) $0 = "(no symbol)"; s[$0] += p }
+				     if ($0 ~ /^0x[0-9a-f]+$/) $0 = "<unknown>"; s[$0] += p }
 		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
 }
 # pprof_flat PROFILE [-noinlines]
 pprof_flat() {
 	go tool pprof -top ${2:-} -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1" 2> pprof.err |
 		awk 'f && NF >= 6 { p = $2 + 0; n = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", n)
-				     sub(/ +$/, "", n); if (n ~ /^\[.*\]$/) n = "(no symbol)"; s[n] += p }
+				     sub(/ +$/, "", n); if (n ~ /^\[.*\]$/) n = "<unknown>"; s[n] += p }
 		     /flat%/ { f = 1 }
 		     END { for (n in s) printf "%s\t%.2f\n", n, s[n] }' | LC_ALL=C sort
 }
