@@ -9,6 +9,9 @@
 # measures the neighbours.
 REPORT_MIN_SAMPLES=${REPORT_MIN_SAMPLES:-250000}
 REPORT_SECS=${REPORT_SECS:-8}
+# Each reader runs REPORT_REPS times, the three in turn (so a change in the load reaches all
+# three); the table gives the medians of each column.
+REPORT_REPS=${REPORT_REPS:-3}
 PR=./preport
 
 # report_record KIND FILE: record mixed until FILE holds REPORT_MIN_SAMPLES samples (4 tries).
@@ -33,14 +36,22 @@ report_record() {
 	rsecs=$_secs
 }
 
-# timed NAME CMD...: wall s, user+sys s and peak RSS MB of CMD into NAME_t, NAME_c, NAME_m.
+# timed NAME CMD...: one more run of CMD: its wall s, user+sys s and peak RSS MB appended to
+# $D/NAME.runs.
 timed() {
 	_n=$1
 	shift
 	/usr/bin/time -f '%e %U %S %M' -o "$D/time.out" "$@" > "$D/$_n.out" 2> "$D/$_n.err"
-	eval "${_n}_t=\$(awk '{ print \$1 }' \"\$D/time.out\")"
-	eval "${_n}_c=\$(awk '{ printf \"%.2f\", \$2 + \$3 }' \"\$D/time.out\")"
-	eval "${_n}_m=\$(awk '{ printf \"%.0f\", \$4 / 1024 }' \"\$D/time.out\")"
+	awk '{ printf "%s %.2f %.0f\n", $1, $2 + $3, $4 / 1024 }' "$D/time.out" >> "$D/$_n.runs"
+}
+# medians NAME: the median of each column of $D/NAME.runs into NAME_t, NAME_c, NAME_m, and the
+# wall times of all runs into NAME_all.
+medians() {
+	for _k in 1 2 3; do
+		_v=$(awk -v k=$_k '{ print $k }' "$D/$1.runs" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		case $_k in 1) eval "${1}_t=$_v" ;; 2) eval "${1}_c=$_v" ;; 3) eval "${1}_m=$_v" ;; esac
+	done
+	eval "${1}_all=\"$(awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $1 }' "$D/$1.runs")\""
 }
 
 # report_compare LABEL FILE: one table for FILE.
@@ -49,9 +60,15 @@ report_compare() {
 	lost=$(lost_all "$_f")
 	echo "### $1: $nsamp samples ($rsecs s of mixed), $lost lost, $(mb "$(size_of "$_f")") MB"
 	echo
-	timed perf perf report -i "$_f" --stdio
-	timed pr $PR -v -i "$_f"
-	timed pr1 $PR -v -j 1 -i "$_f"
+	rm -f "$D/perf.runs" "$D/pr.runs" "$D/pr1.runs"
+	for _r in $(seq "$REPORT_REPS"); do
+		timed perf perf report -i "$_f" --stdio
+		timed pr $PR -v -i "$_f"
+		timed pr1 $PR -v -j 1 -i "$_f"
+	done
+	medians perf
+	medians pr
+	medians pr1
 	if ! cmp -s "$D/pr.out" "$D/pr1.out"; then
 		echo "(preport's output differs between -j 1 and all CPUs: a bug)"
 	fi
@@ -66,6 +83,8 @@ report_compare() {
 		"$pr_s" "$pr_f" "$(ratio "$perf_t" "$pr_t")" "$(ratio "$perf_c" "$pr_c")" "$(ratio "$pr_m" "$perf_m")"
 	printf '| preport -j 1 | %s | %s | %s | %s | %s | %sx | %sx | %s |\n' "$pr1_t" "$pr1_c" "$pr1_m" "$pr1_s" \
 		"$pr1_f" "$(ratio "$perf_t" "$pr1_t")" "$(ratio "$perf_c" "$pr1_c")" "$(ratio "$pr1_m" "$perf_m")"
+	echo
+	echo "(medians of $REPORT_REPS runs each; wall times: perf $perf_all; preport $pr_all; -j 1 $pr1_all)"
 	echo
 	verdict=$(awk -v a="$perf_t" -v b="$pr_t" -v c="$perf_m" -v d="$pr_m" -v j1="$pr1_t" 'BEGIN {
 		s = (b > 0 && a / b >= 10) ? "met" : "MISSED"; m = (c > 0 && d / c <= 0.05) ? "met" : "MISSED"
