@@ -1,0 +1,118 @@
+/* What the perf.data reader's two files share: reader.c (open, header, attrs, ids, features,
+ * repair) and walk.c (the record walk: COMPRESSED records decoded as one stream or frame by
+ * frame, on the calling thread or a decoding thread of their own, delivered in file or time
+ * order). Private to src/perf. */
+#ifndef PRECORD_PERF_READER_INT_H
+#define PRECORD_PERF_READER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+/* zstd's buffer-less decoding API (exported by libzstd.so, declared only with this) */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "perf/features.h"
+#include "perf/reader.h"
+
+/* Time-ordered mode queues at most this much (entries and copied records); past it the oldest
+ * half is delivered early, as perf does when its ordered-events memory runs out. Bounds memory
+ * for files without rounds and for compressed data that decompresses to far more than it takes. */
+#define ORDERED_MAX_BYTES ((size_t)256 << 20)
+/* Decompressed data goes into blocks of this size; records are delivered pointing into them and
+ * a block lives while any record in it is queued or held (perf_reader__hold). A record cut by
+ * the end of a block is carried (copied) to the start of the next: at most one per block. */
+#define BLOCK_CAP ((size_t)2 << 20)
+/* A new block is started when less than this and a zstd block are left: a record is at most
+ * 64 KiB. */
+#define BLOCK_MIN_ROOM ((size_t)65536)
+/* The largest zstd window decoded (zstd's and perf's default limit, ZSTD_WINDOWLOG_LIMIT_DEFAULT). */
+#define ZSTD_WINDOW_MAX ((uint64_t)1 << 27)
+/* Free blocks kept for reuse (fresh memory costs a page fault per page). */
+#define BLOCK_CACHE 8
+
+struct perf_reader_ref {
+	struct perf_reader *r;
+	atomic_size_t refs;     /* the walk's, queued records', held records' */
+	size_t cap;             /* bytes of data */
+	bool small;             /* one misaligned record's copy: freed, not cached */
+	_Alignas(8) uint8_t data[]; /* records are 8-byte aligned */
+};
+
+struct id_entry {
+	uint64_t id;
+	int idx;
+};
+
+struct feat_section {
+	uint64_t offset, size;
+};
+
+struct perf_reader {
+	const uint8_t *map;
+	size_t len;
+	struct perf_file_header hdr;
+
+	struct perf_reader_attr *attrs;
+	size_t nr_attrs;
+	uint64_t *ids;
+	struct id_entry *id_index;
+	size_t nr_id_index;
+
+	/* Records lie in [data_start, data_end); data_end is after the last complete record. */
+	uint64_t data_start, data_end;
+
+	struct perf_reader_info info;
+	uint64_t feat_ok[4];
+	struct feat_section feat[FEAT_BITS];
+	uint32_t event_desc_attr_size;
+	unsigned int warnings;
+
+	bool has_data_damage, has_feat_damage;
+	struct perf_reader_damage data_damage, feat_damage;
+	char reason_buf[128];
+	char *path;             /* as given to open, for the reasons (owned) */
+	char err[512];          /* perf_reader__error() */
+
+	uint64_t nr_unordered;
+	size_t ordered_max_bytes;
+	struct perf_reader_stats walk_stats; /* counts of the last iteration */
+	uint64_t frame_jobs;    /* zstd frames the last iteration decoded apart */
+
+	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
+	ZSTD_DStream *ds;
+	ZSTD_DCtx *job_ds[2];   /* frame jobs': the decoding, the delivering thread's */
+	pthread_mutex_t block_lock; /* the free blocks and block_cap */
+	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
+	size_t block_cap;       /* of new blocks: BLOCK_CAP, or more for a larger zstd window */
+	size_t nr_free_blocks;
+	bool decode_thread;     /* decode COMPRESSED records on a thread of their own */
+
+	/* Everything the features allocated, freed at close. */
+	void **allocs;
+	size_t nr_allocs, cap_allocs;
+};
+
+static inline uint64_t rd64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t rd32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Damage of the data section at off (the earliest is kept). */
+void reader__data_damage(struct perf_reader *r, uint64_t off, const char *reason);
+
+#endif
