@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+/* ZSTD_frameHeaderSize */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "lib/cleanup.h"
@@ -783,9 +785,16 @@ static void append_round(struct perf_writer *w)
 	ck_assert_int_eq(perf_writer__append(w, &(struct iovec){ &h, 8 }, 1), 0);
 }
 
+static int stop_at_first(const struct perf_reader_record *rec, void *ctx)
+{
+	return 1;
+}
+
 /* A file of the given layout read on the calling thread and with a decoding thread (read_all:
- * the same records, offsets, counts and damage): its samples, and the frames decoded apart. */
-static uint64_t frames_file(void (*layout)(struct perf_writer *w), uint64_t *ret_jobs)
+ * the same records, offsets, counts and damage), damaged or not as said, and once more with a
+ * callback that stops at the first record (a frame being gathered then must not leak: ASan's
+ * run): its samples, and the frames decoded apart. */
+static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged, uint64_t *ret_jobs)
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
 				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
@@ -811,12 +820,14 @@ static uint64_t frames_file(void (*layout)(struct perf_writer *w), uint64_t *ret
 	ck_assert_ptr_nonnull(r);
 	for (int ordered = 0; ordered < 2; ordered++) {
 		got = read_all(r, ordered);
-		ck_assert_msg(!perf_reader__damage(r), "damaged at %llu: %s",
-			      (unsigned long long)perf_reader__damage(r)->offset,
-			      perf_reader__damage(r)->reason);
+		ck_assert_msg(!perf_reader__damage(r) == !damaged, "damaged at %llu: %s",
+			      perf_reader__damage(r) ? (unsigned long long)perf_reader__damage(r)->offset : 0,
+			      perf_reader__damage(r) ? perf_reader__damage(r)->reason : "(none)");
 		free(got.v);
 	}
 	perf_reader__set_decode_thread(r, true);
+	/* 1: stopped at the first record (0: damage came before any) */
+	ck_assert_int_eq(perf_reader__for_each(r, stop_at_first, NULL), got.n > 0);
 	free(read_once(r, false).v);
 	*ret_jobs = perf_reader__frame_jobs(r);
 	n = perf_reader__walk_stats(r)->nr_by_type[PERF_RECORD_SAMPLE];
@@ -876,9 +887,72 @@ START_TEST(test_frames_decoded_apart)
 {
 	uint64_t jobs;
 
-	ck_assert_uint_eq(frames_file(layout_apart, &jobs), 30 * 50 + 100 + 100);
+	ck_assert_uint_eq(frames_file(layout_apart, false, &jobs), 30 * 50 + 100 + 100);
 	ck_assert_uint_eq(jobs, 30 + 1 + 2);
-	ck_assert_uint_eq(frames_file(layout_stream, &jobs), 200);
+	ck_assert_uint_eq(frames_file(layout_stream, false, &jobs), 200);
+	ck_assert_uint_eq(jobs, 0);
+}
+END_TEST
+
+/* A skippable frame of size 0, then a frame, in one record (the stream decoder once skipped the
+ * next frame's first bytes after it). */
+static void layout_skip0(struct perf_writer *w)
+{
+	uint8_t raw[32 * 50], z[4096] = { 0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0 };
+	size_t n = ZSTD_compress(z + 8, sizeof(z) - 8, raw, put_samples(raw, 50, &layout_t), 1);
+
+	ck_assert(!ZSTD_isError(n));
+	append_raw_compressed(w, z, 8 + n);
+}
+
+/* A frame of two blocks across three records: the first block's header and half its content,
+ * then the rest of it (garbage), then the second block. The damage, and the counts up to it, are
+ * the one stream's (read_all compares the counts too): the third record is never reached, so it
+ * is not counted either. */
+static void layout_damaged_frame(struct perf_writer *w)
+{
+	static uint8_t raw[32 * 8192], z[65536];
+	size_t n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 8192, &layout_t), 1);
+	size_t fh = ZSTD_frameHeaderSize(z, n), b1, mid;
+
+	ck_assert(!ZSTD_isError(n) && !ZSTD_isError(fh));
+	b1 = (z[fh] | z[fh + 1] << 8 | z[fh + 2] << 16) >> 3; /* a compressed block's size */
+	ck_assert_uint_eq(z[fh] >> 1 & 3, 2);
+	ck_assert_uint_lt(fh + 3 + b1 + 3, n);
+	mid = fh + 3 + b1 / 2;
+	append_raw_compressed(w, z, mid);
+	memset(z + mid, 0xa5, fh + 3 + b1 - mid);
+	append_raw_compressed(w, z + mid, fh + 3 + b1 - mid);
+	append_raw_compressed(w, z + fh + 3 + b1, n - (fh + 3 + b1));
+}
+
+/* 300 RLE blocks of 128 KiB in a 1.2 KB record: 37.5 MiB decoded. The frame goes to the stream,
+ * not into a job decoded whole (at most 32 MiB). Its records (0x08 bytes: size 2056, a type no
+ * attr has) decode the same either way, the last one cut by the frame's end. */
+static void layout_rle_bomb(struct perf_writer *w)
+{
+	static uint8_t z[4 + 2 + 300 * 4] = { 0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58 };
+
+	for (int i = 0; i < 300; i++) {
+		uint32_t bh = (131072u << 3) | (1u << 1) | (i == 299);
+
+		z[6 + 4 * i] = bh & 0xff;
+		z[7 + 4 * i] = bh >> 8 & 0xff;
+		z[8 + 4 * i] = bh >> 16 & 0xff;
+		z[9 + 4 * i] = 0x08;
+	}
+	append_raw_compressed(w, z, sizeof(z));
+}
+
+START_TEST(test_frames_apart_edges)
+{
+	uint64_t jobs;
+
+	ck_assert_uint_eq(frames_file(layout_skip0, false, &jobs), 50);
+	ck_assert_uint_eq(jobs, 2);
+	frames_file(layout_damaged_frame, true, &jobs);
+	ck_assert_uint_eq(jobs, 1);
+	ck_assert_uint_eq(frames_file(layout_rle_bomb, true, &jobs), 0);
 	ck_assert_uint_eq(jobs, 0);
 }
 END_TEST
@@ -1736,6 +1810,7 @@ Suite *perf_reader_suite(void)
 	tcase_add_test(tc, test_long_frame_after_whole_one);
 	tcase_add_test(tc, test_skippable_and_cut_frames);
 	tcase_add_test(tc, test_frames_decoded_apart);
+	tcase_add_test(tc, test_frames_apart_edges);
 	tcase_add_test(tc, test_perf_dwarf);
 	tcase_add_test(tc, test_perf_dwarf_stacks);
 	tcase_add_test(tc, test_perf_system_wide);

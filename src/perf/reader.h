@@ -164,9 +164,10 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
  * records come in the same order). Where the records carry independent zstd frames (precord's
  * files: one per reader flush), that thread only finds each frame's end and gathers its bytes,
  * and the frames are decoded by both threads: by the decoding one when it is two frames
- * ahead, by the calling one when it would otherwise wait. A frame interrupted by a plain record
- * or longer than 16 MiB compressed (perf -z's one frame for the whole file) is decoded as one
- * stream, as is the rest of its file. Off (the default), the calling thread does everything. */
+ * ahead, by the calling one when it would otherwise wait. A frame interrupted by a plain record,
+ * longer than 16 MiB compressed (perf -z's one frame for the whole file) or that may decode to
+ * more than 32 MiB is decoded as one stream, as is the rest of its file. Off (the default), the
+ * calling thread does everything. */
 void perf_reader__set_decode_thread(struct perf_reader *r, bool on);
 /* The zstd frames the last iteration decoded apart (0 without a decoding thread). */
 uint64_t perf_reader__frame_jobs(const struct perf_reader *r);
@@ -175,8 +176,9 @@ uint64_t perf_reader__frame_jobs(const struct perf_reader *r);
  * (perf's "N out of order events"). */
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r);
 
-/* The counts perf_reader__stats would give, taken by the last for_each or for_each_ordered as it
- * went (up to where it stopped): no second pass over the file. */
+/* The counts perf_reader__stats would give, taken by the last for_each or for_each_ordered (or
+ * repair, which walks through for_each) as it went (up to where it stopped): no second pass over
+ * the file. */
 const struct perf_reader_stats *perf_reader__walk_stats(const struct perf_reader *r);
 
 /* Count records (a file-order pass). Returns 0 or -ENOMEM; damage stops the count. */

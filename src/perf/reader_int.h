@@ -38,7 +38,8 @@ struct perf_reader_ref {
 	struct perf_reader *r;
 	atomic_size_t refs;     /* the walk's, queued records', held records' */
 	size_t cap;             /* bytes of data */
-	bool small;             /* one misaligned record's copy: freed, not cached */
+	bool small;             /* a block of its own size (a misaligned record's copy, a small
+				 * frame's): freed, not cached */
 	_Alignas(8) uint8_t data[]; /* records are 8-byte aligned */
 };
 

@@ -204,18 +204,27 @@ static struct perf_reader_ref *block_new(struct perf_reader *r)
 	return b;
 }
 
-/* An aligned copy of one record that lies misaligned in the file, as a block of its own. */
-static struct perf_reader_ref *block_copy(struct perf_reader *r, const void *rec, size_t size)
+/* A block of cap bytes of its own, freed (not cached) when its last reference goes. */
+static struct perf_reader_ref *block_sized(struct perf_reader *r, size_t cap)
 {
-	struct perf_reader_ref *b = malloc(sizeof(*b) + size);
+	struct perf_reader_ref *b = malloc(sizeof(*b) + cap);
 
 	if (!b)
 		return NULL;
 	b->r = r;
 	atomic_init(&b->refs, 1);
 	b->small = true;
-	b->cap = size;
-	memcpy(b->data, rec, size);
+	b->cap = cap;
+	return b;
+}
+
+/* An aligned copy of one record that lies misaligned in the file, as a block of its own. */
+static struct perf_reader_ref *block_copy(struct perf_reader *r, const void *rec, size_t size)
+{
+	struct perf_reader_ref *b = block_sized(r, size);
+
+	if (b)
+		memcpy(b->data, rec, size);
 	return b;
 }
 
@@ -514,6 +523,7 @@ enum job_state { JOB_QUEUED, JOB_CLAIMED, JOB_DONE };
 struct job_cut {
 	size_t end;   /* src[previous cut's end, end) came from */
 	uint64_t off; /* the COMPRESSED record at off */
+	bool first;   /* the record's first cut: it is counted here (IT_CONTAINER) */
 };
 
 struct frame_job {
@@ -523,6 +533,7 @@ struct frame_job {
 	size_t len, cap;
 	struct job_cut *cuts;
 	size_t nr_cuts, cap_cuts;
+	uint64_t max_out; /* the most its blocks can decode to (the scan's bound) */
 	struct item *items;
 	size_t nr_items, cap_items;
 	int err;      /* -ENOMEM: items after the last are missing */
@@ -677,10 +688,12 @@ static int decompress(struct walk *w, struct decoder *d, const uint8_t *payload,
 		size_t take;
 
 		if (!d->need) {
-			/* A frame that ends is followed by a new one in the same stream. */
+			/* A frame that ends is followed by a new one in the same stream (a
+			 * skippable frame of size 0 ends at its header). */
 			ZSTD_decompressBegin(d->ds);
 			d->need = ZSTD_nextSrcSizeToDecompress(d->ds);
 			d->nr_fhdr = 0;
+			d->skipping = false;
 		}
 		if (d->skipping) {
 			/* skippable content (any size): passed over, not gathered; the next frame
@@ -759,7 +772,11 @@ static int produce(struct walk *w)
 /* Frames decoded ahead: on 270k-sample precord files (8 MiB frames) -j 2 took 0.72 s with 1,
  * 0.53-0.61 with 2, 0.53-0.60 with 4, each frame ahead costing its 8 MiB of peak memory. */
 #define JOBS_AHEAD 2
+/* A frame goes to the stream when its bytes pass JOB_MAX_SRC or what its blocks may decode to
+ * passes JOB_MAX_OUT (4x precord's 8 MiB frames): a job is decoded whole before it is delivered,
+ * so this bounds the memory of a frame that decompresses to far more than it takes. */
 #define JOB_MAX_SRC ((size_t)16 << 20)
+#define JOB_MAX_OUT ((uint64_t)32 << 20)
 
 enum scan_state { SC_MAGIC, SC_FHD, SC_BHDR, SC_SKIPSIZE, SC_SKIP };
 enum scan_then { SC_THEN_BHDR, SC_THEN_CHECKSUM, SC_THEN_END };
@@ -771,6 +788,7 @@ struct frame_scan {
 	size_t have, want;      /* header bytes gathered in buf, wanted */
 	uint64_t skip;          /* SC_SKIP: bytes to pass over */
 	bool checksum;          /* the frame ends with a 4-byte checksum */
+	uint64_t max_out;       /* the most the frame's blocks so far decode to */
 };
 
 static void scan_reset(struct frame_scan *sc)
@@ -821,6 +839,8 @@ static int scan_header(struct frame_scan *sc)
 		size = v >> 3;
 		if (type == 3 || size > ZSTD_BLOCKSIZE_MAX)
 			return -1;
+		/* raw and RLE blocks decode to their size, compressed ones to at most 128 KiB */
+		sc->max_out += type == 2 ? ZSTD_BLOCKSIZE_MAX : size;
 		scan_skip(sc, type == 1 ? 1 : size,
 			  !(v & 1) ? SC_THEN_BHDR : sc->checksum ? SC_THEN_CHECKSUM : SC_THEN_END);
 		return 0;
@@ -834,8 +854,9 @@ static int scan_header(struct frame_scan *sc)
 }
 
 /* n more bytes of the stream: 1 when the frame ends after *used of them, 0 when all belong to
- * it, -1 when its headers are not zstd's. */
-static int scan_feed(struct frame_scan *sc, const uint8_t *p, size_t n, size_t *used)
+ * it, -1 when its headers are not zstd's. *max_out: the most the frame decodes to so far. */
+static int scan_feed(struct frame_scan *sc, const uint8_t *p, size_t n, size_t *used,
+		     uint64_t *max_out)
 {
 	size_t i = 0;
 
@@ -855,6 +876,7 @@ static int scan_feed(struct frame_scan *sc, const uint8_t *p, size_t n, size_t *
 				scan_skip(sc, 4, SC_THEN_END);
 			} else {
 				*used = i;
+				*max_out = sc->max_out;
 				scan_reset(sc);
 				return 1;
 			}
@@ -875,6 +897,7 @@ static int scan_feed(struct frame_scan *sc, const uint8_t *p, size_t n, size_t *
 		}
 	}
 	*used = i;
+	*max_out = sc->max_out;
 	return 0;
 }
 
@@ -890,11 +913,12 @@ static void job_free(struct frame_job *j)
 	free(j);
 }
 
-/* n more bytes of the job's frame, from the COMPRESSED record at off. */
-static int job_add(struct frame_job *j, const uint8_t *p, size_t n, uint64_t off)
+/* n more bytes of the job's frame (maybe none), from the COMPRESSED record at off; first: the
+ * record's first bytes, so the job counts the record. */
+static int job_add(struct frame_job *j, const uint8_t *p, size_t n, uint64_t off, bool first)
 {
 	if (j->len + n > j->cap) {
-		size_t nc = j->cap ? j->cap : 65536;
+		size_t nc = j->cap ? j->cap : 4096;
 		uint8_t *s;
 
 		while (nc < j->len + n)
@@ -916,26 +940,37 @@ static int job_add(struct frame_job *j, const uint8_t *p, size_t n, uint64_t off
 	if (n)
 		memcpy(j->src + j->len, p, n);
 	j->len += n;
-	j->cuts[j->nr_cuts++] = (struct job_cut){ j->len, off };
+	j->cuts[j->nr_cuts++] = (struct job_cut){ j->len, off, first };
 	return 0;
 }
 
 /* Decode the job's frame with d (a frame job decoder, its own zstd context) into its items. */
 static void job_decode(struct walk *w, struct decoder *d, struct frame_job *j)
 {
-	size_t start = 0, i;
+	size_t start = 0, i, room = j->max_out + ZSTD_BLOCKSIZE_MAX;
 
 	d->job = j;
 	d->need = d->staged = d->nr_fhdr = 0;
 	d->skipping = false;
+	/* A small frame gets a block of its size, not one of the cache's: in time order, every
+	 * block with a record queued is held (blocks of many small frames added up to GBs). */
+	if (room < BLOCK_CAP && !(d->blk = block_sized(w->r, room))) {
+		j->err = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < j->nr_cuts; i++) {
-		if (decompress(w, d, j->src + start, j->cuts[i].end - start, j->cuts[i].off))
+		const struct job_cut *c = &j->cuts[i];
+
+		if (c->first && dpush(w, d, &(struct item){ .kind = IT_CONTAINER, .off = c->off }))
 			break;
-		start = j->cuts[i].end;
+		if (c->end > start && decompress(w, d, j->src + start, c->end - start, c->off))
+			break;
+		start = c->end;
 	}
 	/* zstd and the scan read the same headers: a frame that zstd has not ended is damage */
 	if (i == j->nr_cuts && d->need)
 		zstd_damage(w, d, "frame ends before its last block");
+out:
 	block_put(d->blk);
 	block_put(d->prev);
 	d->blk = d->prev = NULL;
@@ -952,8 +987,13 @@ static int job_to_stream(struct walk *w, struct frame_job **jp)
 
 	*jp = NULL;
 	for (size_t i = 0; j && i < j->nr_cuts && !stop; i++) {
-		stop = decompress(w, &w->dec, j->src + start, j->cuts[i].end - start, j->cuts[i].off);
-		start = j->cuts[i].end;
+		const struct job_cut *c = &j->cuts[i];
+
+		if (c->first)
+			stop = push(w, &(struct item){ .kind = IT_CONTAINER, .off = c->off });
+		if (!stop && c->end > start)
+			stop = decompress(w, &w->dec, j->src + start, c->end - start, c->off);
+		start = c->end;
 	}
 	job_free(j);
 	return stop;
@@ -968,7 +1008,6 @@ static int job_push(struct walk *w, struct frame_job *j)
 	p->jobs_tail = &j->next;
 	p->nr_jobs++;
 	pthread_mutex_unlock(&p->lock);
-	w->r->frame_jobs++; /* read once the decoding thread is joined */
 	return push(w, &(struct item){ .kind = IT_FRAME, .job = j });
 }
 
@@ -988,6 +1027,7 @@ static void job_run(struct walk *w, struct decoder *d, struct frame_job *j)
 	struct pipe *p = w->pipe;
 
 	j->state = JOB_CLAIMED;
+	w->r->frame_jobs++; /* under the lock; read once the decoding thread is joined */
 	pthread_mutex_unlock(&p->lock);
 	job_decode(w, d, j);
 	pthread_mutex_lock(&p->lock);
@@ -1064,7 +1104,8 @@ static int consume_frame(struct walk *w, struct frame_job *j)
 	return stop;
 }
 
-/* produce() with frames decoded apart (see above): the decoding thread's walk. */
+/* produce() with frames decoded apart (see above): the decoding thread's walk. A COMPRESSED
+ * record is counted where the one stream would count it: by the job holding its first bytes. */
 static int produce_frames(struct walk *w)
 {
 	struct perf_reader *r = w->r;
@@ -1072,72 +1113,83 @@ static int produce_frames(struct walk *w)
 	bool seen_comp = false, stream = false;
 	struct frame_job *j = NULL;
 	struct frame_scan sc;
+	int stop = 0;
 
 	scan_reset(&sc);
-	while (off < r->data_end) {
+	while (off < r->data_end && !stop) {
 		struct item it = { .kind = IT_PLAIN, .off = off };
 		uint32_t type = rd32(r->map + off);
 		const uint8_t *pl = r->map + off + sizeof(struct perf_event_header);
+		bool first = true;
 		uint16_t size;
 		size_t n;
 
 		/* scan_records() checked every header below data_end. */
 		memcpy(&size, r->map + off + 6, 2);
 		n = size - sizeof(struct perf_event_header);
+		off += size;
 		if (type != PERF_RECORD_COMPRESSED) {
 			/* a plain record inside a frame: the frame and the rest go to the stream */
 			if (j) {
 				stream = true;
-				if (job_to_stream(w, &j))
-					return STOP;
+				stop = job_to_stream(w, &j);
 			}
-			if (push(w, &it))
-				return STOP;
-			off += size;
+			stop = stop || push(w, &it);
 			continue;
 		}
 		if (!seen_comp && !perf_reader__has_feature(r, FEAT_COMPRESSED))
 			r->warnings |= PERF_READER_W_NO_COMP_FEATURE;
 		seen_comp = true;
-		last_comp = off;
-		it.kind = IT_CONTAINER;
-		if (push(w, &it))
-			return STOP;
-		while (n && !stream) {
+		last_comp = it.off;
+		if (stream || (!j && !n)) {
+			it.kind = IT_CONTAINER;
+			stop = push(w, &it) || (n && decompress(w, &w->dec, pl, n, it.off));
+			continue;
+		}
+		do {
 			size_t used = 0;
+			uint64_t out = 0;
 			int e;
 
-			if (!j && !(j = calloc(1, sizeof(*j))))
-				return push_error(w, &w->dec, -ENOMEM);
-			e = scan_feed(&sc, pl, n, &used);
-			if (e < 0) {
-				used = 0; /* the stream decoder finds the damage itself */
-			} else if (job_add(j, pl, used, off) < 0) {
-				job_free(j);
-				return push_error(w, &w->dec, -ENOMEM);
+			if (!j && !(j = calloc(1, sizeof(*j)))) {
+				stop = push_error(w, &w->dec, -ENOMEM);
+				break;
 			}
+			e = scan_feed(&sc, pl, n, &used, &out);
+			if (e < 0) {
+				/* not zstd's headers: the stream decoder finds the damage itself */
+				stream = true;
+				it.kind = IT_CONTAINER;
+				stop = job_to_stream(w, &j) || (first && push(w, &it)) ||
+				       decompress(w, &w->dec, pl, n, it.off);
+				break;
+			}
+			if (job_add(j, pl, used, it.off, first) < 0) {
+				stop = push_error(w, &w->dec, -ENOMEM);
+				break;
+			}
+			first = false;
+			j->max_out = out;
 			pl += used;
 			n -= used;
-			if (e < 0 || j->len > JOB_MAX_SRC) {
+			if (j->len > JOB_MAX_SRC || j->max_out > JOB_MAX_OUT) {
 				stream = true;
-				if (job_to_stream(w, &j))
-					return STOP;
-			} else if (e == 1) {
-				if (job_push(w, j))
-					return STOP;
-				j = NULL;
-				if (jobs_help(w, false))
-					return STOP;
+				stop = job_to_stream(w, &j) || (n && decompress(w, &w->dec, pl, n, it.off));
+				break;
 			}
-		}
-		if (n && decompress(w, &w->dec, pl, n, off))
-			return STOP;
-		off += size;
+			if (e == 1) {
+				/* the job is the delivering side's to free from here on */
+				stop = job_push(w, j);
+				j = NULL;
+				stop = stop || jobs_help(w, false);
+			}
+		} while (n && !stop);
 	}
 	/* the file ends inside a frame */
-	if (j && job_to_stream(w, &j))
-		return STOP;
-	if (push(w, &(struct item){ .kind = IT_END, .off = last_comp }))
+	if (!stop && j)
+		stop = job_to_stream(w, &j);
+	job_free(j); /* a frame being gathered when the walk stopped */
+	if (stop || push(w, &(struct item){ .kind = IT_END, .off = last_comp }))
 		return STOP;
 	return jobs_help(w, true);
 }
