@@ -77,20 +77,6 @@ wait_status() {
 	done
 }
 
-# thread_cpu PID: the CPU time (ms) of each of PID's threads, in the order they were created
-thread_cpu() {
-	for _tid in $(ls "/proc/$1/task" | sort -n); do printf '%s ' "$(cpu_ms "$1/task/$_tid")"; done
-}
-# share_pct BEFORE AFTER K: thread K's percentage (1: the main thread) of the CPU time the
-# process used between two thread_cpu readings: what a cpu-clock recording of that time finds
-# in it, whichever thread the machine's load favoured
-share_pct() {
-	echo "$1 | $2" | awk -v k="$3" '{
-		n = 0; for (i = 1; $i != "|"; i++) n++
-		for (i = 1; i <= n; i++) { d = $(n + 1 + i) - $i; t += d; if (i == k) m = d }
-		printf "%.2f\n", t ? m * 100 / t : 0 }'
-}
-
 # stop_daemon [SIGNAL]: signal (TERM) and wait; sets DRC to its exit status
 stop_daemon() {
 	kill -"${1:-TERM}" "$DPID"

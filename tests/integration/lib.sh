@@ -205,6 +205,20 @@ _cpu_reached() { kill -0 "$1" 2> /dev/null || fail "pid $1 ended"; [ "$(cpu_ms "
 # wait_cpu PID MS: until PID has used MS ms more of CPU time: as many samples of it, however
 # busy the machine is (cpu-clock counts its CPU time).
 wait_cpu() { wait_until "$2 ms of CPU time in pid $1" _cpu_reached "$1" $(( $(cpu_ms "$1") + $2 )); }
+# thread_cpu PID: the CPU time (ms) of each of PID's threads, in the order they were created
+thread_cpu() {
+	for _tid in $(ls "/proc/$1/task" | sort -n); do printf '%s ' "$(cpu_ms "$1/task/$_tid")"; done
+}
+# share_pct BEFORE AFTER K: thread K's percentage (1: the main thread) of the CPU time the
+# process used between two thread_cpu readings: what a cpu-clock recording of that time finds
+# in it, whichever thread the machine's load favoured
+share_pct() {
+	echo "$1 | $2" | awk -v k="$3" '{
+		n = 0; for (i = 1; $i != "|"; i++) n++
+		for (i = 1; i <= n; i++) { d = $(n + 1 + i) - $i; t += d; if (i == k) m = d }
+		printf "%.2f\n", t ? m * 100 / t : 0 }'
+}
+
 # has_perf_events PID: PID holds perf event fds (a recorder has opened its events).
 has_perf_events() { ls -l "/proc/$1/fd" 2> /dev/null | grep -q 'perf_event'; }
 # has_line FILE: FILE holds a whole line (a workload printed its pid).

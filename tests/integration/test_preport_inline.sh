@@ -12,7 +12,7 @@
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
 [ -x "$W/inlines" ] || fail "the inlines workload is missing (make test-bins)"
 
-perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o i.data -- "$W/inlines" 1 > /dev/null 2>&1 ||
+INLINES_CPU=1 perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o i.data -- "$W/inlines" 1 > /dev/null 2>&1 ||
 	fail "perf record failed"
 
 # keep: the recording, for a look at a failure, in build/tests/.

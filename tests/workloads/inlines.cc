@@ -3,7 +3,8 @@
 // inlined into main and std::__introsort_loop), a lambda called directly (inlined into main), a
 // function in a shared library with an inlined helper (libinlines.so), a static function GCC
 // clones ("[clone .constprop.0]"), and calls to libm's cos through the PLT.
-// Usage: inlines [SECONDS]  (default 1 s).
+// Usage: inlines [SECONDS]  (default 1 s; with INLINES_CPU=1 in the environment, of its own CPU
+// time, so a recording holds as many samples however busy the machine is).
 #include <algorithm>
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +44,8 @@ static __attribute__((noinline)) double cos_calls(long n)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+	const char *cpu = getenv("INLINES_CPU");
+	clockid_t clk = cpu && *cpu == '1' ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
 	struct timespec t0, t;
 	std::vector<unsigned> v(20000);
 	unsigned seed = 1;
@@ -55,7 +58,7 @@ int main(int argc, char **argv)
 		return a;
 	};
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(clk, &t0);
 	do {
 		for (auto &x : v)
 			x = seed = seed * 1103515245u + 12345u;
@@ -64,7 +67,7 @@ int main(int argc, char **argv)
 		sink = sink + inl::lib_work(100000);
 		sink = sink + scaled(p, 50000);
 		sink = sink + cos_calls(30000);
-		clock_gettime(CLOCK_MONOTONIC, &t);
+		clock_gettime(clk, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < secs);
 	return 0;
 }
