@@ -38,6 +38,11 @@ hog_up() { [ "$(pgrep -c -P "$hog" stress-ng)" -ge "$(nproc)" ]; }
 # with precord's stderr shown, instead of the whole test at run.sh's limit (137: killed).
 rec() { timeout -s KILL 120 precord "$@"; }
 
+# samples_in FILE: the SAMPLE records in FILE so far (0 when it cannot be read yet)
+samples_in() {
+	preport -q -i "$1" --stats 2> /dev/null | awk '$1 == "SAMPLE" { print $3; f = 1; exit } END { if (!f) print 0 }'
+}
+
 # check NAME RC: the run's verdict from its exit status, stderr and file
 check() {
 	name=$1 rc=$2
@@ -60,8 +65,9 @@ check() {
 	perf report -i "$name.data" --stats > "$name.stats" 2> "$name.perr" || fail "$name: perf report --stats exit $?"
 	[ ! -s "$name.perr" ] || { cat "$name.perr"; fail "$name: perf report wrote to stderr"; }
 	! grep -qE "^ *LOST(_SAMPLES)? events" "$name.stats" || { cat "$name.err"; fail "$name: perf report --stats shows losses"; }
-	echo "$name: 0 lost, $(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' "$name.stats") samples;" \
-		"$(grep -o '[0-9]* pauses, [0-9.]* s paused' "$name.err")"
+	ns=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }' "$name.stats")
+	[ "$ns" -ge 1 ] || { cat "$name.err"; fail "$name: no sample recorded"; }
+	echo "$name: 0 lost, $ns samples; $(grep -o '[0-9]* pauses, [0-9.]* s paused' "$name.err")"
 	rm -f "$name.data"
 }
 
@@ -90,21 +96,17 @@ run() { # STACK WORKLOAD FREQ M SWITCH HOG
 	storm16) rec "$@" -- sh -c ": > ran; exec $W/yield_storm $((n / 4)) 16" 2> "$name.err" || rc=$? ;;
 	tree) rec "$@" -- sh -c ": > ran; $(tree_cmd $((n / 4)))" 2> "$name.err" || rc=$? ;;
 	pid)
-		# a storm held on a fifo until precord has its events open (the file exists)
+		# a storm held in a spinning shell until precord's events are on: until its samples
+		# are in the file (the file's header alone came before the events were enabled,
+		# and a quick storm then ran unrecorded: a row of 0 samples passed)
 		rm -f go
-		mkfifo go
-		sh -c "read x < go; : > ran; exec $W/yield_storm $n 4" &
+		sh -c "while [ ! -e go ]; do :; done; : > ran; exec $W/yield_storm $n 4" &
 		bg=$!
 		rec "$@" -p "$bg" 2> "$name.err" &
 		rec=$!
-		while kill -0 "$rec" 2>/dev/null && [ ! -s "$name.data" ]; do sleep 0.01; done
-		if kill -0 "$rec" 2>/dev/null; then
-			echo go > go
-			wait "$rec" || rc=$?
-		else
-			wait "$rec" || rc=$?
-			kill "$bg" 2>/dev/null || true
-		fi
+		while kill -0 "$rec" 2>/dev/null && [ "$(samples_in "$name.data")" -lt 1 ]; do sleep 0.05; done
+		: > go
+		wait "$rec" || rc=$?
 		wait "$bg" || true
 		bg=
 		# refused: nothing was opened, the storm ran alone
