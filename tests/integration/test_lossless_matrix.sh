@@ -5,7 +5,7 @@
 # exit 0, "0 lost", perf report --stats reads it quietly and finds no LOST / LOST_SAMPLES, and
 # the SWITCH records are at least twice the switches the storm counted itself; or, where the
 # pause timed at start needs more room than these rings leave, a refusal before the storm ran
-# (exit 2, the minimum named).
+# (exit 2, the minimum named), and then the same run at that minimum, which must hold.
 . "$(dirname "$0")/lib.sh"
 
 threads=$((2 * $(nproc)))
@@ -20,16 +20,22 @@ run() { # NAME OPTIONS...
 	# they leave (a starved machine: 49.5 ms under a CPU hog, a second test suite and ASan),
 	# precord cannot honour them and refuses before the command starts (exit 2, the minimum
 	# named; precord.1, LOSSLESS MODE): the storm never ran, so it reported nothing.
-	if [ $rc = 2 ] && lossless_refused "$name"; then
+	# The minimum it named must then hold: the row runs again there (beside a CPU hog 2 to 4 of
+	# the 5 rows were refused, and a refusal alone tests no pause).
+	if [ $rc = 2 ] && [ -z "${at_min:-}" ] && lossless_refused "$name"; then
 		! grep -q "^yield_storm: " "$name.err" || fail "$name: refused, but the storm ran"
-		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), the minimum is -m $refused_min"
+		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), the minimum is -m $refused_min: again there"
+		at_min=1
+		run "$name-m$refused_min" "$@" -m "$refused_min"
+		at_min=
 		return 0
 	fi
 	[ $rc = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }
 	lossless_storm_ok "$name"
 	echo "$name ($*): $(grep -o 'lossless via [^;]*' "$name.err"); $sw SWITCH for $S switches"
 	pauses=$(sed -n 's/.*lossless via [^:]*: \([0-9]*\) pauses,.*/\1/p' "$name.err")
-	assert_ge "${pauses:-0}" 1 "$name: pauses"
+	# at the minimum ring the storm may fit above the high mark without a pause
+	[ -n "${at_min:-}" ] || assert_ge "${pauses:-0}" 1 "$name: pauses"
 }
 
 run one-system-z     --readers 1 --affinity system -z
