@@ -539,6 +539,24 @@ struct frame_job {
 	int err;      /* -ENOMEM: items after the last are missing */
 };
 
+/* Room in the array *p (of *cap elements of size elem) for need of them: doubled from at least
+ * min. Returns 0 or -ENOMEM (the array is as it was). */
+static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t min)
+{
+	size_t nc = *cap ? *cap : min;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	if (!(n = realloc(*p, nc * elem)))
+		return -ENOMEM;
+	*p = n;
+	*cap = nc;
+	return 0;
+}
+
 /* An item of the decoder d: to its job's list, or on to the walk. */
 static int dpush(struct walk *w, struct decoder *d, struct item *it)
 {
@@ -546,17 +564,10 @@ static int dpush(struct walk *w, struct decoder *d, struct item *it)
 
 	if (!j)
 		return push(w, it);
-	if (j->nr_items == j->cap_items) {
-		size_t nc = j->cap_items ? 2 * j->cap_items : 8;
-		struct item *n = realloc(j->items, nc * sizeof(*n));
-
-		if (!n) {
-			block_put(it->blk);
-			j->err = -ENOMEM;
-			return STOP;
-		}
-		j->items = n;
-		j->cap_items = nc;
+	if (grow((void **)&j->items, &j->cap_items, j->nr_items + 1, sizeof(*j->items), 8) < 0) {
+		block_put(it->blk);
+		j->err = -ENOMEM;
+		return STOP;
 	}
 	j->items[j->nr_items++] = *it;
 	return 0;
@@ -917,26 +928,9 @@ static void job_free(struct frame_job *j)
  * record's first bytes, so the job counts the record. */
 static int job_add(struct frame_job *j, const uint8_t *p, size_t n, uint64_t off, bool first)
 {
-	if (j->len + n > j->cap) {
-		size_t nc = j->cap ? j->cap : 4096;
-		uint8_t *s;
-
-		while (nc < j->len + n)
-			nc *= 2;
-		if (!(s = realloc(j->src, nc)))
-			return -ENOMEM;
-		j->src = s;
-		j->cap = nc;
-	}
-	if (j->nr_cuts == j->cap_cuts) {
-		size_t nc = j->cap_cuts ? 2 * j->cap_cuts : 16;
-		struct job_cut *c = realloc(j->cuts, nc * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		j->cuts = c;
-		j->cap_cuts = nc;
-	}
+	if (grow((void **)&j->src, &j->cap, j->len + n, 1, 4096) < 0 ||
+	    grow((void **)&j->cuts, &j->cap_cuts, j->nr_cuts + 1, sizeof(*j->cuts), 16) < 0)
+		return -ENOMEM;
 	if (n)
 		memcpy(j->src + j->len, p, n);
 	j->len += n;
