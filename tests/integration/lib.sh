@@ -37,11 +37,15 @@ perf_clean() {
 LOSSLESS_SMALL="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256 --lossless --high-watermark 2 --low-watermark 1"
 # lossless_refused NAME: whether NAME.err is precord's refusal of an explicit -m whose room
 # above the high mark is too short for the pause timed at start (a starved machine; exit 2,
-# before the command started: precord.1, LOSSLESS MODE); sets refused_min to the -m it named.
+# before the command started: precord.1, LOSSLESS MODE); sets refused_min to the -m it named,
+# and refused_twice to the one it named for a pause twice as slow (refused_min if none).
 lossless_refused() {
 	grep -q "cannot honour -m [0-9]* ([0-9]* KiB per CPU) here: pausing takes up to [0-9.]* ms" "$1.err" || return 1
 	refused_min=$(sed -n 's/.*the minimum is -m \([0-9]*\) .*/\1/p' "$1.err")
 	[ -n "$refused_min" ] || fail "$1: refused without naming the minimum"
+	refused_twice=$(sed -n 's/.* and -m \([0-9]*\) ([0-9]* KiB) for a pause twice as slow.*/\1/p' "$1.err")
+	: "${refused_twice:=$refused_min}"
+	assert_ge "$refused_twice" "$refused_min" "$1: the ring named for a pause twice as slow"
 }
 # lossless_storm_ok NAME: the verdict on NAME.err (precord's stderr, with the storm's
 # YIELD_STORM_REPORT line) and NAME.data: the summary says 0 lost, perf report --stats reads the

@@ -5,7 +5,8 @@
 # exit 0, "0 lost", perf report --stats reads it quietly and finds no LOST / LOST_SAMPLES, and
 # the SWITCH records are at least twice the switches the storm counted itself; or, where the
 # pause timed at start needs more room than these rings leave, a refusal before the storm ran
-# (exit 2, the minimum named), and then the same run at that minimum, which must hold.
+# (exit 2, the minimum named), and then the same run at the ring named for a pause twice as
+# slow, which must hold.
 . "$(dirname "$0")/lib.sh"
 
 threads=$((2 * $(nproc)))
@@ -20,14 +21,20 @@ run() { # NAME OPTIONS...
 	# they leave (a starved machine: 49.5 ms under a CPU hog, a second test suite and ASan),
 	# precord cannot honour them and refuses before the command starts (exit 2, the minimum
 	# named; precord.1, LOSSLESS MODE): the storm never ran, so it reported nothing.
-	# The minimum it named must then hold: the row runs again there (beside a CPU hog 2 to 4 of
-	# the 5 rows were refused, and a refusal alone tests no pause).
-	if [ $rc = 2 ] && [ -z "${at_min:-}" ] && lossless_refused "$name"; then
+	# The row then runs again at the ring precord named for a pause twice as slow as the one
+	# it timed (beside a CPU hog 2 to 4 of the 5 rows were refused, and a refusal alone tests
+	# no pause), which must hold. That run times the pause again, and beside the hog the timing
+	# differs from run to run (3.91 ms at worst once, but with a median so slow that 12.1 ms
+	# were to be allowed for, after 4.40 ms in the run before: a rerun at the bare minimum was
+	# refused): up to 3 refusals are followed so, each naming a ring above the -m it refused.
+	if [ $rc = 2 ] && [ "${depth:-0}" -lt 3 ] && lossless_refused "$name"; then
 		! grep -q "^yield_storm: " "$name.err" || fail "$name: refused, but the storm ran"
-		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), the minimum is -m $refused_min: again there"
-		at_min=1
-		run "$name-m$refused_min" "$@" -m "$refused_min"
-		at_min=
+		[ -z "${given_m:-}" ] || assert_ge "$refused_min" $((given_m + 1)) "$name: the minimum named after -m $given_m was refused"
+		echo "$name ($*): refused here, $(grep -o 'pausing takes up to [0-9.]* ms' "$name.err"), the minimum is -m $refused_min, for a pause twice as slow -m $refused_twice: again there"
+		depth=$((${depth:-0} + 1)) given_m=$refused_twice
+		run "$name-m$refused_twice" "$@" -m "$refused_twice"
+		depth=$((depth - 1))
+		[ "$depth" -gt 0 ] || given_m=
 		return 0
 	fi
 	[ $rc = 0 ] || { cat "$name.err"; fail "$name: precord exit $rc"; }
@@ -35,7 +42,7 @@ run() { # NAME OPTIONS...
 	echo "$name ($*): $(grep -o 'lossless via [^;]*' "$name.err"); $sw SWITCH for $S switches"
 	pauses=$(sed -n 's/.*lossless via [^:]*: \([0-9]*\) pauses,.*/\1/p' "$name.err")
 	# at the minimum ring the storm may fit above the high mark without a pause
-	[ -n "${at_min:-}" ] || assert_ge "${pauses:-0}" 1 "$name: pauses"
+	[ "${depth:-0}" -gt 0 ] || assert_ge "${pauses:-0}" 1 "$name: pauses"
 }
 
 run one-system-z     --readers 1 --affinity system -z
