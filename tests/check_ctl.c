@@ -365,8 +365,9 @@ static int client(void)
 	return fd;
 }
 
-/* Everything the server sent before closing (or what is there now if it keeps the client). */
-static const char *answer(int fd, char *buf, size_t size, int *ret_fd)
+/* Everything the server sent before closing, or before quiet_ms of silence (what is there now
+ * if it keeps the client). */
+static const char *answer_within(int fd, char *buf, size_t size, int *ret_fd, int quiet_ms)
 {
 	size_t len = 0;
 
@@ -383,7 +384,7 @@ static const char *answer(int fd, char *buf, size_t size, int *ret_fd)
 		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t n;
 
-		if (poll(&p, 1, 200) <= 0)
+		if (poll(&p, 1, quiet_ms) <= 0)
 			break;
 		n = recvmsg(fd, &mh, MSG_DONTWAIT);
 		if (n <= 0)
@@ -397,25 +398,9 @@ static const char *answer(int fd, char *buf, size_t size, int *ret_fd)
 	return buf;
 }
 
-/* Everything until the server closes the connection (it does after a refusal), however long its
- * thread takes to be scheduled: answer()'s 200 ms of silence is not an end here. */
-static char *answer_to_eof(int fd, char *buf, size_t size)
+static const char *answer(int fd, char *buf, size_t size, int *ret_fd)
 {
-	size_t len = 0;
-
-	while (len < size - 1) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		ssize_t n;
-
-		if (poll(&p, 1, WAIT_MS) <= 0)
-			break;
-		n = recv(fd, buf + len, size - 1 - len, 0);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	return buf;
+	return answer_within(fd, buf, size, ret_fd, 200);
 }
 
 static bool closed_by_peer(int fd)
@@ -635,7 +620,9 @@ START_TEST(test_server_refuses_non_member)
 		c = client();
 		/* refused at connect: the request may find the connection closed already */
 		send(c, "status\n", 7, MSG_NOSIGNAL);
-		answer_to_eof(c, buf, sizeof(buf));
+		/* until the server closes it, however long its thread takes to be scheduled:
+		 * 200 ms of silence is not an end here */
+		answer_within(c, buf, sizeof(buf), NULL, WAIT_MS);
 		_exit(strstr(buf, "ERR permission denied: only root") ? 0 : 5);
 	}
 	for (uint64_t end = mono_ms() + WAIT_MS; mono_ms() < end && waitpid(child, &st, WNOHANG) == 0;)
