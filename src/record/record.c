@@ -952,15 +952,6 @@ static int fit_rings(struct record *rec)
 	why = allowed ? "timed at start, or PRECORD_PAUSE_ALLOW_MS" : "timed at start";
 	r = ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, rec->reaction_ns,
 			   RECORD_MAX_MMAP_PAGES, &need);
-	/* The pause's timing at start varies from run to run (beside a CPU hog, 8 ms to allow for
-	 * in one run and 12 ms in the next): a second ring, for a pause twice as slow, is named
-	 * too, so that a rerun is not refused again. */
-	if (r == 0 && ringsize__plan(&rec->plan_ev, true, rec->o.high_permille,
-				     2 * rec->reaction_ns, RECORD_MAX_MMAP_PAGES, &twice) == 0 &&
-	    twice.min_pages > need.min_pages)
-		snprintf(spare, sizeof(spare), ", and -m %zu (%zu KiB) for a pause twice as slow "
-			 "(its timing varies from run to run)", twice.min_pages,
-			 pages_to_kib(twice.min_pages));
 	if (r < 0) {
 		seterr(rec, "--lossless cannot honour -m %zu here: pausing takes up to %.2f ms (%s), "
 			    "so %.1f ms must be allowed for, and no ring of "
@@ -971,6 +962,14 @@ static int fit_rings(struct record *rec)
 		       rec->o.high_permille % 10);
 		return -EINVAL;
 	}
+	/* The pause's timing at start varies from run to run (beside a CPU hog, 8 ms to allow for
+	 * in one run and 12 ms in the next): a second ring, for a pause twice as slow, is named
+	 * too, so that a rerun is not refused again. */
+	if (ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, 2 * rec->reaction_ns,
+			   RECORD_MAX_MMAP_PAGES, &twice) == 0 && twice.min_pages > need.min_pages)
+		snprintf(spare, sizeof(spare), ", and -m %zu (%zu KiB) for a pause twice as slow "
+			 "(its timing varies from run to run)", twice.min_pages,
+			 pages_to_kib(twice.min_pages));
 	seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU) here: pausing takes up to "
 		    "%.2f ms (%s), so %.1f ms must be allowed for, and the "
 		    "room above the high mark (%u.%u%%) absorbs %.1f ms; the minimum is -m %zu (%zu "
