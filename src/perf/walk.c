@@ -548,8 +548,11 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t min)
 
 	if (need <= *cap)
 		return 0;
-	while (nc < need)
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
 		nc *= 2;
+	}
 	if (!(n = realloc(*p, nc * elem)))
 		return -ENOMEM;
 	*p = n;
