@@ -60,6 +60,7 @@ struct reader {
 	size_t slice;         /* drain at most this much before compressing */
 	uint8_t *staging;
 	size_t staged;
+	size_t drained;	/* the ring's bytes of the records staged (more than staged: compact_stack) */
 	uint64_t frame_t0;    /* when the open frame got its first slice */
 	bool held;            /* a completed pass's records wait in the open frame: */
 	uint64_t held_round;  /* its round, reported when the frame is appended */
@@ -99,13 +100,28 @@ struct readers {
 /* The kernel copies dyn_size bytes of a user stack into a sample and skips the rest of the
  * size it reserved, which keeps whatever the ring held there a lap earlier: stale bytes of
  * older records (of any task the ring served). No reader looks past dyn_size (perf takes it as
- * the stack's size); zeroed, those bytes compress to nothing. rec is the staged copy. */
-static void zero_stack_tail(const struct readers *p, struct perf_event_header *rec)
+ * the stack's size, and reads the dump's size from each sample, not from the attr), so the
+ * staged copy keeps dyn_size rounded up to 8 bytes (at least one word, the rounding zeroed) and
+ * the fields after the dump move down: on the mixed workload more than a quarter of each
+ * sample's bytes. Returns the bytes the record lost. */
+static size_t compact_stack(const struct readers *p, struct perf_event_header *rec)
 {
 	struct perf_sample s;
+	uint8_t *dump, *after, *end = (uint8_t *)rec + rec->size;
+	uint64_t keep;
 
-	if (perf_sample__parse(p->o.attr, rec, &s) == 0 && s.stack_dyn_size < s.stack_size)
-		memset((uint8_t *)s.stack + s.stack_dyn_size, 0, s.stack_size - s.stack_dyn_size);
+	if (perf_sample__parse(p->o.attr, rec, &s) || !s.stack_size)
+		return 0;
+	keep = s.stack_dyn_size ? (s.stack_dyn_size + 7) & ~7ULL : 8;
+	dump = (uint8_t *)s.stack;
+	memset(dump + s.stack_dyn_size, 0, keep - s.stack_dyn_size);
+	if (keep >= s.stack_size)
+		return 0;
+	after = dump + s.stack_size;    /* dyn_size, then what the ABI puts after the stack */
+	memmove(dump + keep, after, (size_t)(end - after));
+	memcpy(dump - 8, &keep, 8);
+	rec->size -= (uint16_t)(s.stack_size - keep);
+	return s.stack_size - keep;
 }
 
 static int on_record(void *ctx, const struct perf_event_header *h)
@@ -117,12 +133,14 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 		return -1; /* slice full: flush, then this record comes again */
 	memcpy(rd->staging + rd->staged, h, h->size);
 	rd->staged += h->size;
+	rd->drained += h->size;
 	rd->records++;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		rd->samples++;
 		if (p->stacks)
-			zero_stack_tail(p, (struct perf_event_header *)(rd->staging + rd->staged - h->size));
+			rd->staged -= compact_stack(p, (struct perf_event_header *)(rd->staging +
+										     rd->staged - h->size));
 		if (p->time_off >= 0 && h->size >= p->time_off + 8) {
 			uint64_t t;
 
@@ -302,7 +320,8 @@ static void flush_staging(struct reader *rd)
 
 	if (!rd->staged)
 		return;
-	atomic_fetch_add_explicit(&p->bytes_read, rd->staged, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->bytes_read, rd->drained, memory_order_relaxed);
+	rd->drained = 0;
 	if (rd->zc) {
 		bool first = !compress__fed(rd->zc);
 		int err = compress__feed(rd->zc, rd->staging, rd->staged);

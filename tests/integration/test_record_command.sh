@@ -59,17 +59,23 @@ secs=$(sed -n 's/^\[ precord: \([0-9.]*\) s, .*/\1/p' idle.err)
 echo "reader passes on a quiet command: $passes in $secs s"
 assert_le "$passes" "$(awk -v s="$secs" 'BEGIN { printf "%d\n", 20 + 50 * s }')" "reader passes on a quiet $secs s command"
 # The kernel copies dyn_size bytes of each user stack and leaves the rest of the reserved size
-# as whatever the ring held a lap earlier; precord zeroes that rest (nothing reads it). Thread
-# stacks end a few KiB above the sampled frames, so about half of spin_threads' samples have such
-# a tail; perf's own file of the same program keeps stale bytes in most of them.
+# as whatever the ring held a lap earlier; precord cuts each dump down to dyn_size rounded up to
+# 8 bytes (nothing reads further), zeroing the rounding. Thread stacks end a few KiB above the
+# sampled frames, so about half of spin_threads' samples have such a tail; perf's own file of
+# the same program keeps it, stale bytes in most of them.
 SPIN_CPU=1 precord -q --no-compress -e cpu-clock -F 4000 --call-graph dwarf -o tails.data -- "$W/spin_threads" 0.25 \
 	> /dev/null 2> tails.err || { rc=$?; cat tails.err; fail "precord on spin_threads: exit $rc"; }
 out=$("$TOP/build/tools/stack_tails" tails.data) || fail "stack_tails on precord's file: exit $?"
 echo "stack tails: $out"
 set -- $out
-[ $# = 6 ] && [ "$1" = samples ] && [ "$3" = with_tail ] && [ "$5" = dirty ] || fail "stack_tails printed '$out'"
-assert_ge "$4" 100 "samples whose user stack has a tail past dyn_size"
-assert_eq "$6" 0 "samples whose stack tail holds stale bytes"
-perf script -i tails.data > /dev/null 2> tails.perr || fail "perf script on the zeroed stacks failed"
-[ ! -s tails.perr ] || { head tails.perr; fail "perf script wrote to stderr on the zeroed stacks"; }
+[ $# = 10 ] && [ "$1" = samples ] && [ "$3" = with_tail ] && [ "$5" = dirty ] && [ "$7" = short ] &&
+	[ "$9" = wide ] || fail "stack_tails printed '$out'"
+assert_ge "$8" 100 "samples whose user stack dump was cut short of the 8 KiB asked for"
+assert_eq "${10}" 0 "samples whose dump is wider than dyn_size rounded up to 8 bytes"
+assert_eq "$6" 0 "samples whose rounding holds stale bytes"
+perf script -i tails.data > /dev/null 2> tails.perr || fail "perf script on the cut stacks failed"
+[ ! -s tails.perr ] || { head tails.perr; fail "perf script wrote to stderr on the cut stacks"; }
+# perf unwinds the cut dumps as it unwinds its own: the spinning function under its threads
+perf report -i tails.data --stdio --no-children -g caller,0.5,callee --sort sym 2>/dev/null > tails.rep
+grep -q 'start_thread' tails.rep || { head -30 tails.rep; fail "perf unwound no thread start from the cut stacks"; }
 echo "ok"

@@ -1,10 +1,13 @@
 /* stack_tails: in an uncompressed perf.data whose samples carry user stacks (the layout precord
  * and perf record --call-graph dwarf write: IP TID TIME [ADDR] [ID] [STREAM_ID] CPU PERIOD
  * [IDENTIFIER first] CALLCHAIN REGS_USER STACK_USER), counts the samples whose stack dump has
- * bytes past dyn_size (the part the kernel skipped) and how many of those are not all zero.
+ * bytes past dyn_size (the part the kernel skipped) and how many of those are not all zero; how
+ * many dumps are shorter than the attr's sample_stack_user (cut down by the writer), and how
+ * many are wider than dyn_size rounded up to 8 bytes (one word at least).
  *
  * usage: stack_tails FILE
- * prints "samples N with_tail T dirty D"; exit 0, or 2 on a file it cannot read. */
+ * prints "samples N with_tail T dirty D short S wide W"; exit 0, or 2 on a file it cannot
+ * read. */
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,7 +49,7 @@ static uint64_t u64(const uint8_t *p)
 int main(int argc, char **argv)
 {
 	size_t len, off, end, fixed;
-	uint64_t st, regs, samples = 0, tails = 0, dirty = 0;
+	uint64_t st, regs, samples = 0, tails = 0, dirty = 0, shorter = 0, wide = 0;
 	struct perf_event_attr attr;
 	uint8_t *f;
 
@@ -108,6 +111,8 @@ int main(int argc, char **argv)
 		if (!sz || sz > size - p || size - p - sz < 8)
 			continue;
 		dyn = u64(r + p + sz);
+		shorter += sz < attr.sample_stack_user;
+		wide += sz > (dyn ? (dyn + 7) / 8 * 8 : 8);
 		if (dyn >= sz)
 			continue;
 		tails++;
@@ -117,8 +122,9 @@ int main(int argc, char **argv)
 				break;
 			}
 	}
-	printf("samples %llu with_tail %llu dirty %llu\n", (unsigned long long)samples,
-	       (unsigned long long)tails, (unsigned long long)dirty);
+	printf("samples %llu with_tail %llu dirty %llu short %llu wide %llu\n",
+	       (unsigned long long)samples, (unsigned long long)tails, (unsigned long long)dirty,
+	       (unsigned long long)shorter, (unsigned long long)wide);
 	free(f);
 	return 0;
 }
