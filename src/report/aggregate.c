@@ -21,6 +21,22 @@ struct srcbuf {
 	size_t used;
 };
 
+/* Stacks seen before, by their unwound frames: a sample whose frames are those of one of them
+ * takes its place in the report's tree without converting the frames again (their inlined
+ * functions, srclines, names) or looking each one up. Exact: a frame's report frames depend
+ * on the frame alone (inline answers are kept per address), and the key is every field of
+ * every frame. Direct-mapped; a collision replaces. */
+#define CHAIN_MEMO 4096
+
+struct chain_memo {
+	uint64_t hash;
+	size_t attr, nr;
+	bool filtered;
+	struct unwind_frame *frames;    /* a copy, room for cap */
+	size_t cap;
+	struct report_chain chain;
+};
+
 struct report_set {
 	struct report **reports;
 	size_t nr;
@@ -28,6 +44,8 @@ struct report_set {
 	bool srclines;          /* a report sorts by srcline */
 	struct report_frame frames[MAX_FRAMES];
 	struct srcbuf sb;
+	struct chain_memo memo[CHAIN_MEMO];
+	uint64_t memo_hits;
 };
 
 static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
@@ -213,10 +231,67 @@ size_t report_frames__from_unwind_inline(const struct report_session_sample *s,
 	return frames_of(s, inlines, true, NULL, out, max, ret_self);
 }
 
+static uint64_t chain_hash(const struct report_session_sample *s)
+{
+	uint64_t h = s->attr * 0x9e3779b97f4a7c15ULL ^ s->nr_frames ^ ((uint64_t)s->filtered << 63);
+
+	for (size_t i = 0; i < s->nr_frames; i++) {
+		const struct unwind_frame *f = &s->frames[i];
+
+		h = (h ^ f->ip ^ ((uint64_t)f->caller << 62) ^ ((uint64_t)f->kernel << 61)) *
+		    0xff51afd7ed558ccdULL;
+		h ^= (uintptr_t)f->dso ^ ((uintptr_t)f->sym << 7) ^ f->addr;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static bool frames_eq(const struct unwind_frame *a, const struct unwind_frame *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].ip != b[i].ip || a[i].addr != b[i].addr || a[i].dso != b[i].dso ||
+		    a[i].sym != b[i].sym || a[i].kernel != b[i].kernel || a[i].caller != b[i].caller)
+			return false;
+	return true;
+}
+
+/* The memo entry for s's frames: *hit when it holds them, else emptied for them (chain not
+ * known); NULL when there is no room for a copy (the sample goes the long way). */
+static struct chain_memo *chain_memo(struct report_set *rs, const struct report_session_sample *s,
+				     bool *hit)
+{
+	uint64_t h = chain_hash(s);
+	struct chain_memo *m = &rs->memo[(h >> 20) % CHAIN_MEMO];
+
+	*hit = m->chain.known && m->hash == h && m->attr == s->attr && m->nr == s->nr_frames &&
+	       m->filtered == s->filtered && frames_eq(m->frames, s->frames, s->nr_frames);
+	if (*hit)
+		return m;
+	if (m->cap < s->nr_frames) {
+		struct unwind_frame *p = realloc(m->frames, s->nr_frames * sizeof(*p));
+
+		if (!p) {
+			m->chain.known = false;
+			return NULL;
+		}
+		m->frames = p;
+		m->cap = s->nr_frames;
+	}
+	memcpy(m->frames, s->frames, s->nr_frames * sizeof(*s->frames));
+	m->hash = h;
+	m->attr = s->attr;
+	m->nr = s->nr_frames;
+	m->filtered = s->filtered;
+	m->chain.known = false;
+	return m;
+}
+
 static int add_sample(void *ctx, const struct report_session_sample *s)
 {
 	struct report_set *rs = ctx;
 	struct report_frame self;
+	bool hit = false;
+	struct chain_memo *m = s->nr_frames ? chain_memo(rs, s, &hit) : NULL;
 	struct report_sample sample = {
 		.comm = s->comm,
 		.cgroup = s->cgroup,
@@ -227,10 +302,17 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 		.period = s->period,
 		.time = s->raw->time,
 		.frames = rs->frames,
+		.chain = m ? &m->chain : NULL,
 	};
 
 	if (s->attr >= rs->nr)
 		return 0;
+	if (hit) {
+		rs->memo_hits++;
+		sample.nr_frames = 1;   /* not read: the chain is known */
+		sample.frames = NULL;
+		return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
+	}
 	/* With srclines, --no-inline still asks the DWARF (for lines, expanding nothing). */
 	sample.nr_frames = frames_of(s, rs->inlines != REPORT_INLINE_NONE ? rs->inlines :
 					rs->srclines ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
@@ -310,6 +392,8 @@ void report_set__free(struct report_set *rs)
 		return;
 	for (size_t i = 0; rs->reports && i < rs->nr; i++)
 		report__free(rs->reports[i]);
+	for (size_t i = 0; i < CHAIN_MEMO; i++)
+		free(rs->memo[i].frames);
 	free(rs->reports);
 	free(rs);
 }

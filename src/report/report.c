@@ -173,7 +173,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	int32_t cpu = r->key_cpu ? s->cpu : -1;
 
 	/* Consecutive samples mostly come from the same thread: skip the lookup then. */
-	uint32_t lk = s->frames[0].kernel;
+	uint32_t lk = s->chain && s->chain->known ? s->chain->leaf_kernel : s->frames[0].kernel;
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
 	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk && s->comm && r->last_comm_ptr &&
 	    r->last_cgroup_ptr == s->cgroup &&
@@ -395,7 +395,7 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 {
 	const struct report_opts *o = &r->opts;
 
-	if (!s->nr_frames || !s->frames)
+	if (!s->nr_frames || (!s->frames && !(s->chain && s->chain->known)))
 		return -EINVAL;
 	/* perf skips samples outside --cpu before counting them. */
 	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, s->cpu))
@@ -403,15 +403,24 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 
 	uint32_t ctx, node = 0, self = NONE;
 	int err = ctx_id(r, s, &ctx);
-	for (size_t i = s->nr_frames; !err && i-- > 0;) {
-		uint32_t f;
-		err = frame_id(r, &s->frames[i], &f);
-		if (!err)
-			err = child_node(r, node, f, &node);
-		self = f;
+	if (!err && s->chain && s->chain->known) {
+		/* the same frames came before: every frame and node they make exists */
+		node = s->chain->node;
+		self = s->chain->self;
+	} else {
+		for (size_t i = s->nr_frames; !err && i-- > 0;) {
+			uint32_t f;
+			err = frame_id(r, &s->frames[i], &f);
+			if (!err)
+				err = child_node(r, node, f, &node);
+			self = f;
+		}
+		if (!err && s->self)
+			err = frame_id(r, s->self, &self);
+		if (!err && s->chain)
+			*s->chain = (struct report_chain){ .node = node, .self = self, .known = true,
+							   .leaf_kernel = s->frames[0].kernel };
 	}
-	if (!err && s->self)
-		err = frame_id(r, s->self, &self);
 	if (!err)
 		err = note_tid_comm(r, s->tid, r->ctxs[ctx].comm);
 	if (err)

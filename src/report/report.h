@@ -48,6 +48,16 @@ struct report_sample {
 	/* The Self row's frame, perf's sample symbol, when frames[0] is not it (the leaf's
 	 * inlined frames come first); NULL: frames[0]. */
 	const struct report_frame *self;
+	/* NULL, or the sample's place in the report's call tree for a caller that sees the same
+	 * stacks again: when known, frames and self are not read (frames may be NULL; nr_frames
+	 * must still be >= 1); else report__add_sample fills it in. Valid for this report only. */
+	struct report_chain *chain;
+};
+
+struct report_chain {
+	uint32_t node, self;
+	bool known;
+	bool leaf_kernel;
 };
 
 enum report_sort_key {
