@@ -198,7 +198,7 @@ demo: deps
 	@sh tests/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(WORKLOADS) $(EXTRA_WORKLOADS)
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(EXTRA_WORKLOADS) $(TOOLS)
 	@sh bench/run.sh
 
 install: all

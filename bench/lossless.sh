@@ -141,14 +141,18 @@ echo
 fi
 
 if ll_table held; then
-HELD_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m 256"
+# The ring precord derives (LL_RING) for both, precord with its own marks: what a user gets.
+# HELD_RING=256 HELD_MARKS="--high-watermark 2 --low-watermark 1" gives the stress settings
+# of the table before (1 MiB rings: outside the guarantee on a held CPU, precord.1).
+HELD_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf -m ${HELD_RING:-${LL_RING:-2048}K}"
+HELD_MARKS=${HELD_MARKS:-}
 HELD_COUNT=${HELD_COUNT:-300000}
 HELD_REPS=${HELD_REPS:-5}
-echo "## --lossless while the CPUs are held: $HELD_OPTS, cpu_holder 20 ms of every 60 on each CPU"
+echo "## --lossless while the CPUs are held: $HELD_OPTS${HELD_MARKS:+ (precord $HELD_MARKS)}, cpu_holder 20 ms of every 60 on each CPU"
 echo
 # cpu_holder (tests/workloads) spins at SCHED_FIFO 99, above precord's watchers, 10-30 ms of
 # every 60 ms on each CPU, from the storm's start to its end: what the CI host's steal did to
-# test_lossless_matrix (1.1 s of a 7 s run). precord gets the matrix's marks (2% / 1%).
+# test_lossless_matrix (1.1 s of a 7 s run).
 export YIELD_STORM_REPORT=1
 : > "$D/heldp"; : > "$D/heldr"; : > "$D/heldlp"; : > "$D/heldlr"; : > "$D/heldpa"
 held_run() { # OUT RECORDER...: one storm beside cpu_holder
@@ -161,7 +165,7 @@ held_run() { # OUT RECORDER...: one storm beside cpu_holder
 	touch "$D/held.stop"; wait "$holder"
 }
 for rep in $(seq "$HELD_REPS"); do
-	held_run "$D/precord-held.data" $P $HELD_OPTS --lossless --high-watermark 2 --low-watermark 1
+	held_run "$D/precord-held.data" $P $HELD_OPTS --lossless $HELD_MARKS
 	echo "$T" >> "$D/heldr"; lost_all "$D/precord-held.data" >> "$D/heldlr"
 	sed -n 's/.*lossless via [^:]*: \([0-9]*\) pauses,.*/\1/p' "$D/run.err" >> "$D/heldpa"
 	held_run "$D/perf-held.data" perf record $HELD_OPTS
