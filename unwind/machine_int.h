@@ -30,9 +30,13 @@ struct dso {
 	bool announced;	/* given to on_new_file (by the thread applying records) */
 };
 
+/* refs has a cache line of its own: the reading thread gets and puts a reference for each
+ * sample while the unwinding threads read the rest (sharing the line, each put took it away from
+ * them). */
+#define SNAPSHOT_LINE 64
 struct map_snapshot {
-	atomic_long refs;
-	int32_t pid;
+	_Alignas(SNAPSHOT_LINE) atomic_long refs;
+	_Alignas(SNAPSHOT_LINE) int32_t pid;
 	uint64_t gen;
 	struct map_snapshot *kernel;	/* NULL in the kernel's own snapshot */
 	struct dso *kernel_dso;

@@ -12,7 +12,10 @@
 
 struct map_snapshot *map_snapshot__alloc(size_t nr)
 {
-	struct map_snapshot *s = malloc(sizeof(*s) + nr * sizeof(struct map));
+	/* aligned_alloc wants a multiple of the alignment */
+	size_t size = (sizeof(struct map_snapshot) + nr * sizeof(struct map) + SNAPSHOT_LINE - 1) &
+		      ~(size_t)(SNAPSHOT_LINE - 1);
+	struct map_snapshot *s = aligned_alloc(SNAPSHOT_LINE, size);
 
 	if (s) {
 		memset(s, 0, sizeof(*s));
