@@ -119,7 +119,7 @@ if build/tools/backstop_reaction "${BACKSTOP_CYCLES:-300}" 20000 > "$D/backstop.
 	printf '| way | bytes after the request p50 | p99 | max | until stopped p50 us | p99 us | max us |\n|---|---|---|---|---|---|---|\n'
 	awk '!/^#/ && NF == 7 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$D/backstop.txt"
 	echo
-	sed -n 's/^# \([0-9].*\)/(\1; freezer: the cgroup2 freezer alone, backstop: the kernel-side SIGSTOP at the next sample alone, both: as precord does.)/p' "$D/backstop.txt"
+	sed -n 's/^# \([0-9].*\)/(\1; freezer: the cgroup2 freezer alone, backstop: the kernel-side SIGSTOP at the next sample alone, both: as precord does with PRECORD_BACKSTOP=1 (the backstop is off by default).)/p' "$D/backstop.txt"
 else
 	echo "(not measured: $(cat "$D/backstop.err"))"
 fi
