@@ -1346,28 +1346,40 @@ static void heap_down(struct walk *w, size_t i)
 	}
 }
 
-/* How much of the head of the next record to go is loaded ahead (see touch_next). */
-#define TOUCH_HEAD 512
+/* How much of the head of a record to go is fetched ahead (see fetch_next). */
+#define FETCH_HEAD 512
 
-/* Load the lines of the next record to go that its consumer reads first: the head (a sample's
- * fields up to its registers and stack size) and the last word (a sample's dyn_size). A queued
- * record was decoded up to two rounds earlier, tens of MB ago in precord's files, and is in no
- * cache by now. The parse of a sample reaches these lines one after the other (the callchain's
- * length places the stack size, the stack size places dyn_size), each load waiting for the one
- * before: about 0.1 s in all on a 260k-sample file. Here they are independent loads, in flight
- * together while the record before is delivered. (Software prefetches of the same lines helped
- * at -j 1 only: with a decoding thread writing the blocks on the other core, the parse waited as
- * long as without them.) */
-static void touch_next(const struct walk *w)
+static void prefetch_record(const struct qent *e)
+{
+	const uint8_t *p = (const uint8_t *)e->rec.hdr;
+
+	for (uint32_t i = 0; i < e->size && i < FETCH_HEAD; i += 64)
+		__builtin_prefetch(p + i);
+	__builtin_prefetch(p + e->size - 8);
+}
+
+/* Fetch the lines of the next records to go that their consumer reads first: the head (a
+ * sample's fields up to its registers and stack size) and the last word (a sample's dyn_size).
+ * A queued record was decoded up to two rounds earlier, tens of MB ago in precord's files, and
+ * is in no cache by now. The parse of a sample reaches these lines one after the other (the
+ * callchain's length places the stack size, the stack size places dyn_size), each load waiting
+ * for the one before: about 0.1 s in all on a 260k-sample file. The record after next is one of
+ * heap[0]'s children: both are prefetched. The next one, heap[0], is loaded, its lines in flight
+ * together while the record before is delivered: prefetched only one record ahead, the parse
+ * waited nearly as long as without (with a decoding thread writing the blocks on the other
+ * core), while loads and the prefetches two ahead took it from 0.5 to 0.47 s at -j 2. */
+static void fetch_next(const struct walk *w)
 {
 	const volatile uint8_t *p;
 	uint32_t size;
 
 	if (!w->nr_heap)
 		return;
+	for (size_t k = 1; k < 3 && k < w->nr_heap; k++)
+		prefetch_record(&w->heap[k]);
 	p = (const volatile uint8_t *)w->heap[0].rec.hdr;
 	size = w->heap[0].size;
-	for (uint32_t i = 0; i < size && i < TOUCH_HEAD; i += 64)
+	for (uint32_t i = 0; i < size && i < FETCH_HEAD; i += 64)
 		(void)p[i];
 	(void)p[size - 8];
 }
@@ -1381,7 +1393,7 @@ static int flush_until(struct walk *w, uint64_t limit)
 
 		w->heap[0] = w->heap[--w->nr_heap];
 		heap_down(w, 0);
-		touch_next(w);
+		fetch_next(w);
 		w->last_flush = e.time;
 		w->queued_bytes -= sizeof(e) + e.size;
 		err = w->fn(&e.rec, w->ctx);
