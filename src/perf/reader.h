@@ -76,11 +76,12 @@ enum {
 struct perf_reader_record {
 	const struct perf_event_header *hdr; /* 8-byte aligned; valid during the callback only */
 	uint64_t offset;   /* file offset of the record, or of the COMPRESSED record that completed it */
-	bool compressed;   /* came out of a COMPRESSED record */
 	uint64_t time;     /* PERF_READER_NO_TIME when the record carries none */
-	int attr_index;    /* attr it belongs to, -1 for perf's own records (type >= 64) or unknown id */
 	struct perf_reader_ref *ref; /* the block holding hdr (decompressed data, or an aligned
 				      * copy), NULL when hdr is in the file's mapping */
+	int attr_index;    /* attr it belongs to, -1 for perf's own records (type >= 64) or unknown id */
+	bool compressed;   /* came out of a COMPRESSED record */
+	/* (in this order 40 bytes: a queued record of the time order fills one cache line) */
 };
 
 /* Keep rec->hdr valid after the callback returns, without a copy: a reference to the

@@ -85,11 +85,12 @@ struct walk;
 /* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */
 typedef int (*sink_fn)(struct walk *w, const struct perf_reader_record *rec);
 
-struct qent {
+struct qent { /* 64 bytes */
 	uint64_t time, seq;
 	struct perf_reader_record rec; /* holds a reference to rec.ref */
 	uint32_t size;                 /* rec.hdr->size, read while the record was in cache */
 };
+_Static_assert(sizeof(struct qent) == 64, "a queued record fills one cache line");
 
 /* What the decoding side hands the delivering side, in file order. */
 enum item_kind {
