@@ -6,10 +6,11 @@
 #   3. bytes that reach the rings after a pause request: freezer, backstop, both
 #      (build/tools/backstop_reaction);
 #   4. the pause reaction latency per mechanism (precord bench pause);
-#   5. held CPUs: the storm on small rings while cpu_holder takes every CPU in turn at
-#      SCHED_FIFO 99, as a hypervisor's steal does, perf against precord --lossless.
+#   5. held CPUs: the storm on the ring precord derives while cpu_holder takes every CPU in
+#      turn at SCHED_FIFO 99, as a hypervisor's steal does, perf against precord --lossless.
 # The seed's settings (issue 10): -m 64 is no longer accepted with --lossless at these settings
-# (precord derives 2 MiB and refuses less), so both recorders get the ring precord derives.
+# (precord derives its ring from the settings and the pause it times at start, 8 MiB on
+# 2026-12-03, and refuses less than it needs), so both recorders get the ring precord derives.
 LL_OPTS="-e cpu-clock -F 20000 --switch-events --call-graph dwarf"
 LL_RING=$($P --lossless $LL_OPTS -o "$D/probe.data" -- true 2>&1 >/dev/null | sed -n 's/.*rings of \([0-9]*\) KiB per CPU.*/\1/p')
 LL_OPTS="$LL_OPTS -m ${LL_RING:-2048}K"
@@ -155,31 +156,35 @@ echo
 # test_lossless_matrix (1.1 s of a 7 s run).
 export YIELD_STORM_REPORT=1
 : > "$D/heldp"; : > "$D/heldr"; : > "$D/heldlp"; : > "$D/heldlr"; : > "$D/heldpa"
-held_run() { # OUT RECORDER...: one storm beside cpu_holder
+: > "$D/heldxp"; : > "$D/heldxr"
+held_run() { # OUT RECORDER...: one storm beside cpu_holder; held_rc: the recorder's status
 	out=$1; shift
-	rm -f "$D/held.go" "$D/held.stop"
+	rm -f "$D/held.go" "$D/held.stop" "$out" # a refused run leaves no file of the run before
 	$W/cpu_holder 20 60 120 "$D/held.go" "$D/held.stop" 2> "$D/holder.err" &
 	holder=$!
+	held_rc=0
 	sync; run_timed "$@" -o "$out" -- sh -c 'touch "$1" && exec "$2" "$3" "$4"' sh "$D/held.go" \
-		$W/yield_storm "$HELD_COUNT" "$THREADS"
+		$W/yield_storm "$HELD_COUNT" "$THREADS" || held_rc=$?
 	touch "$D/held.stop"; wait "$holder"
 }
 for rep in $(seq "$HELD_REPS"); do
 	held_run "$D/precord-held.data" $P $HELD_OPTS --lossless $HELD_MARKS
-	echo "$T" >> "$D/heldr"; lost_all "$D/precord-held.data" >> "$D/heldlr"
+	echo "$T" >> "$D/heldr"; echo "$held_rc" >> "$D/heldxr"
+	if [ -s "$D/precord-held.data" ]; then lost_all "$D/precord-held.data"; else echo "-"; fi >> "$D/heldlr"
 	sed -n 's/.*lossless via [^:]*: \([0-9]*\) pauses,.*/\1/p' "$D/run.err" >> "$D/heldpa"
 	held_run "$D/perf-held.data" perf record $HELD_OPTS
-	echo "$T" >> "$D/heldp"; lost_all "$D/perf-held.data" >> "$D/heldlp"
+	echo "$T" >> "$D/heldp"; echo "$held_rc" >> "$D/heldxp"
+	if [ -s "$D/perf-held.data" ]; then lost_all "$D/perf-held.data"; else echo "-"; fi >> "$D/heldlp"
 done
 unset YIELD_STORM_REPORT
 tp=$(median "$D/heldp"); tr=$(median "$D/heldr")
-printf '| recorder | wall s (median) | runs | lost per run | runs that lost | pauses per run | precord/perf time |\n'
-printf '|---|---|---|---|---|---|---|\n'
+printf '| recorder | wall s (median) | runs | exit status per run | lost per run | runs that lost | pauses per run | precord/perf time |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 for who in perf precord; do
-	if [ $who = perf ]; then t=$tp tf="$D/heldp" lf="$D/heldlp" pa="-" rel=1.00
-	else t=$tr tf="$D/heldr" lf="$D/heldlr" pa=$(tr '\n' ' ' < "$D/heldpa") rel=$(ratio "$tr" "$tp"); fi
-	printf '| %s | %s | %s | %s | %s of %s | %s | %s |\n' "$who" "$t" "$(tr '\n' ' ' < "$tf")" \
-		"$(tr '\n' ' ' < "$lf")" "$(grep -vc '^0$' "$lf")" "$HELD_REPS" "$pa" "$rel"
+	if [ $who = perf ]; then t=$tp tf="$D/heldp" xf="$D/heldxp" lf="$D/heldlp" pa="-" rel=1.00
+	else t=$tr tf="$D/heldr" xf="$D/heldxr" lf="$D/heldlr" pa=$(tr '\n' ' ' < "$D/heldpa") rel=$(ratio "$tr" "$tp"); fi
+	printf '| %s | %s | %s | %s | %s | %s of %s | %s | %s |\n' "$who" "$t" "$(tr '\n' ' ' < "$tf")" \
+		"$(tr '\n' ' ' < "$xf")" "$(tr '\n' ' ' < "$lf")" "$(grep -c '^[1-9]' "$lf")" "$HELD_REPS" "$pa" "$rel"
 done
 echo
 echo "($HELD_REPS runs each, precord and perf in turn; storm: $THREADS threads x $HELD_COUNT sched_yield; lost = LOST events +"

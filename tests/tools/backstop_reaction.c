@@ -5,7 +5,7 @@
  * kernel reports the child stopped, and counts the bytes written into the rings meanwhile:
  *   freezer   the cgroup2 freezer alone (pauser__pause);
  *   backstop  the kernel-side SIGSTOP at the next sample alone (backstop__arm);
- *   both      the two, backstop first, as precord --lossless does.
+ *   both      the two, backstop first, as precord --lossless does with PRECORD_BACKSTOP=1.
  * Prints, per way, the bytes after the request (p50, p99, max) and the time until stopped.
  *
  * usage: backstop_reaction [CYCLES [FREQ [THREADS]]]   (defaults 200, 20000, nr CPUs)
