@@ -106,7 +106,10 @@ for f in precord-killed.data perf-killed.data; do
 	n=$(samples_in "$f")
 	assert_ge "$n" 300 "$f: samples recovered"
 	pct=$(awk '$NF == "mix::lib_crunch" { print $1 + 0 }' out.txt)
-	close_to "${pct:-0}" 40 20 || fail "$f: mix::lib_crunch at ${pct:-0}% in the recovered report"
+	# (its rows go to the log on failure: CI under ASan once saw 15.86% on perf's file, not
+	# reproduced in 4 runs beside a CPU hog nor by moving the workload between CPUs by hand)
+	close_to "${pct:-0}" 40 20 || { grep -v '^$' out.txt | head -20 >&2; cat err.txt >&2
+		fail "$f: mix::lib_crunch at ${pct:-0}% in the recovered report ($n samples)"; }
 	preport -q -i "$f" --repair fixed.data 2> err.txt || { cat err.txt >&2; fail "$f: --repair failed"; }
 	perf_clean fixed.data
 	assert_eq "$(stat_count fixed.data SAMPLE)" "$n" "$f: samples in the repaired file per perf"
