@@ -157,24 +157,23 @@ echo
 export YIELD_STORM_REPORT=1
 : > "$D/heldp"; : > "$D/heldr"; : > "$D/heldlp"; : > "$D/heldlr"; : > "$D/heldpa"
 : > "$D/heldxp"; : > "$D/heldxr"
-held_run() { # OUT RECORDER...: one storm beside cpu_holder; held_rc: the recorder's status
-	out=$1; shift
+held_run() { # WHO(p|r) OUT RECORDER...: one storm beside cpu_holder; its wall time, exit status
+	# and losses ("-" when it wrote no file) appended to $D/held{,x,l}WHO
+	who=$1 out=$2; shift 2
 	rm -f "$D/held.go" "$D/held.stop" "$out" # a refused run leaves no file of the run before
 	$W/cpu_holder 20 60 120 "$D/held.go" "$D/held.stop" 2> "$D/holder.err" &
 	holder=$!
-	held_rc=0
+	rc=0
 	sync; run_timed "$@" -o "$out" -- sh -c 'touch "$1" && exec "$2" "$3" "$4"' sh "$D/held.go" \
-		$W/yield_storm "$HELD_COUNT" "$THREADS" || held_rc=$?
+		$W/yield_storm "$HELD_COUNT" "$THREADS" || rc=$?
 	touch "$D/held.stop"; wait "$holder"
+	echo "$T" >> "$D/held$who"; echo "$rc" >> "$D/heldx$who"
+	if [ -s "$out" ]; then lost_all "$out"; else echo "-"; fi >> "$D/heldl$who"
 }
 for rep in $(seq "$HELD_REPS"); do
-	held_run "$D/precord-held.data" $P $HELD_OPTS --lossless $HELD_MARKS
-	echo "$T" >> "$D/heldr"; echo "$held_rc" >> "$D/heldxr"
-	if [ -s "$D/precord-held.data" ]; then lost_all "$D/precord-held.data"; else echo "-"; fi >> "$D/heldlr"
+	held_run r "$D/precord-held.data" $P $HELD_OPTS --lossless $HELD_MARKS
 	sed -n 's/.*lossless via [^:]*: \([0-9]*\) pauses,.*/\1/p' "$D/run.err" >> "$D/heldpa"
-	held_run "$D/perf-held.data" perf record $HELD_OPTS
-	echo "$T" >> "$D/heldp"; echo "$held_rc" >> "$D/heldxp"
-	if [ -s "$D/perf-held.data" ]; then lost_all "$D/perf-held.data"; else echo "-"; fi >> "$D/heldlp"
+	held_run p "$D/perf-held.data" perf record $HELD_OPTS
 done
 unset YIELD_STORM_REPORT
 tp=$(median "$D/heldp"); tr=$(median "$D/heldr")
