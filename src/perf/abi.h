@@ -91,6 +91,13 @@ enum perf_feature {
 	FEAT_BITS = 256
 };
 
+/* precord's trailer, after the last feature section: entries {u32 tag, u32 len, bytes, zeros to
+ * a multiple of 8}, then u64 the entries' size and u64 PERF_TRAILER_MAGIC ("PRECTRL1"), the
+ * file's last 8 bytes. perf finds its features through the index at the data's end and never
+ * looks past them; precord's own data lives here rather than in feature bits above perf's,
+ * which perf 6.1's reading skips but perf inject's writing indexes past its table (a crash). */
+#define PERF_TRAILER_MAGIC 0x314c525443455250ULL
+
 /* Largest record: the header's u16 size. */
 #define PERF_RECORD_MAX_SIZE 65535
 /* Largest zstd payload of one PERF_RECORD_COMPRESSED (size - header, kept a multiple of 8 below). */

@@ -26,7 +26,7 @@ int pause_stats__write(struct perf_writer *w, const struct pause_stats *ps)
 	memcpy(buf + 40, ps->mechanism, strnlen(ps->mechanism, PAUSE_STATS_MECH_LEN - 1));
 	if (ps->nr_rings)
 		memcpy(buf + HDR_SIZE, ps->by_ring, (size_t)ps->nr_rings * 8);
-	r = perf_writer__set_private_feature(w, PAUSE_STATS_FEAT, buf, len);
+	r = perf_writer__set_private(w, PAUSE_STATS_TAG, buf, len);
 	free(buf);
 	return r;
 }
@@ -34,7 +34,7 @@ int pause_stats__write(struct perf_writer *w, const struct pause_stats *ps)
 int pause_stats__read(const struct perf_reader *r, struct pause_stats *ret)
 {
 	size_t len = 0;
-	const uint8_t *p = perf_reader__feature(r, PAUSE_STATS_FEAT, &len);
+	const uint8_t *p = perf_reader__private(r, PAUSE_STATS_TAG, &len);
 	uint32_t v32[2];
 	uint64_t v64[4];
 

@@ -1,13 +1,14 @@
-/* precord --lossless's pause accounting as it travels in perf.data: a private feature section
- * (bit PAUSE_STATS_FEAT, above every bit perf 6.1 knows, so perf skips it without a word)
- * written by the recorder and read back by preport --stats. */
+/* precord --lossless's pause accounting as it travels in perf.data: a private section (tag
+ * PAUSE_STATS_TAG of the file's trailer, which perf never reads; earlier files carry it as
+ * feature bit 250, which perf inject cannot copy) written by the recorder and read back by
+ * preport --stats. */
 #ifndef PRECORD_PAUSE_STATS_H
 #define PRECORD_PAUSE_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define PAUSE_STATS_FEAT 250
+#define PAUSE_STATS_TAG 250
 #define PAUSE_STATS_MECH_LEN 32
 
 struct perf_writer;

@@ -395,6 +395,43 @@ static bool any_feature(const struct perf_reader *r)
 	return r->hdr.features[0] | r->hdr.features[1] | r->hdr.features[2] | r->hdr.features[3];
 }
 
+/* precord's trailer (see PERF_TRAILER_MAGIC), when the file ends with one that lies wholly after
+ * the feature index and sections: its sections by tag. Anything else at the end is not ours and
+ * is left alone (perf ignores what follows its features too). */
+static void read_trailer(struct perf_reader *r)
+{
+	uint64_t after = r->data_start + r->hdr.data.size, size, start, off;
+
+	/* read_features checked that data.size lies within the file */
+	for (int bit = 0; bit < FEAT_BITS; bit++) {
+		if (!(r->hdr.features[bit / 64] & (1ULL << (bit % 64))))
+			continue;
+		after += 16; /* its index entry */
+	}
+	for (int bit = 0; bit < FEAT_BITS; bit++)
+		if (perf_reader__has_feature(r, bit) &&
+		    r->feat[bit].offset + r->feat[bit].size > after)
+			after = r->feat[bit].offset + r->feat[bit].size;
+	if (r->len < 16 || after > r->len - 16 || rd64(r->map + r->len - 8) != PERF_TRAILER_MAGIC)
+		return;
+	size = rd64(r->map + r->len - 16);
+	if (size > r->len - 16 - after)
+		return;
+	start = r->len - 16 - size;
+	for (off = start; off + 8 <= start + size && r->nr_priv < 8;) {
+		uint32_t tag = rd32(r->map + off), len = rd32(r->map + off + 4);
+		bool dup = false;
+
+		if (len > start + size - off - 8)
+			return; /* cut: what was found before stays */
+		for (size_t i = 0; i < r->nr_priv; i++)
+			dup |= r->priv[i].tag == tag;
+		if (!dup)
+			r->priv[r->nr_priv++] = (struct priv_section){ tag, off + 8, len };
+		off += 8 + ((uint64_t)len + 7) / 8 * 8;
+	}
+}
+
 static int read_features(struct perf_reader *r)
 {
 	uint64_t idx = r->data_start + r->hdr.data.size;
@@ -438,6 +475,7 @@ static int read_features(struct perf_reader *r)
 		r->feat[bit].size = s.size;
 		r->feat_ok[bit / 64] |= 1ULL << (bit % 64);
 	}
+	read_trailer(r);
 	return 0;
 }
 
@@ -756,6 +794,19 @@ const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *r
 		return NULL;
 	*ret_len = r->feat[bit].size;
 	return r->map + r->feat[bit].offset;
+}
+
+const void *perf_reader__private(const struct perf_reader *r, uint32_t tag, size_t *ret_len)
+{
+	for (size_t i = 0; i < r->nr_priv; i++)
+		if (r->priv[i].tag == tag) {
+			*ret_len = r->priv[i].size;
+			return r->map + r->priv[i].offset;
+		}
+	/* earlier precord files carry their pause statistics as feature bit 250 */
+	if (tag > FEAT_LAST && tag < FEAT_BITS)
+		return perf_reader__feature(r, (int)tag, ret_len);
+	return NULL;
 }
 
 unsigned int perf_reader__warnings(const struct perf_reader *r)

@@ -144,6 +144,10 @@ bool perf_reader__has_feature(const struct perf_reader *r, int bit);
 /* The raw payload of feature section bit (bounds-checked against the file), or NULL when the
  * file has none. Valid until perf_reader__free. */
 const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *ret_len);
+/* The payload of precord's private section `tag` (the file's trailer, PERF_TRAILER_MAGIC; or,
+ * as earlier precord versions wrote it, feature bit `tag` above perf's), or NULL. Valid until
+ * perf_reader__free. */
+const void *perf_reader__private(const struct perf_reader *r, uint32_t tag, size_t *ret_len);
 unsigned int perf_reader__warnings(const struct perf_reader *r);
 /* The earliest damage found so far (by open, or by an iteration that reached it), or NULL. */
 const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r);

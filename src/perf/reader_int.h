@@ -69,6 +69,12 @@ struct perf_reader {
 	struct perf_reader_info info;
 	uint64_t feat_ok[4];
 	struct feat_section feat[FEAT_BITS];
+	/* precord's trailer (PERF_TRAILER_MAGIC): its private sections, the first of each tag */
+	struct priv_section {
+		uint32_t tag;
+		uint64_t offset, size;
+	} priv[8];
+	size_t nr_priv;
 	uint32_t event_desc_attr_size;
 	unsigned int warnings;
 

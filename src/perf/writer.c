@@ -97,10 +97,13 @@ struct perf_writer {
 	void *tracing_data;  /* TRACING_DATA payload as given (tracepoint formats) */
 	size_t tracing_len;
 
-	/* one private feature section (precord's own data), under lock */
-	int private_bit;
-	void *private_data;
-	size_t private_len;
+	/* private sections (precord's own data, in the trailer), by ascending tag, under lock */
+	struct pw_private {
+		uint32_t tag;
+		void *data;
+		size_t len;
+	} priv[PRIVATE_MAX];
+	size_t nr_priv;
 
 	const struct creds *creds; /* to read mapped files with; NULL: ours */
 	pthread_mutex_t dso_lock;
@@ -444,23 +447,37 @@ int perf_writer__add_build_id(struct perf_writer *w, const char *path, bool kern
 	return 0;
 }
 
-int perf_writer__set_private_feature(struct perf_writer *w, int bit, const void *data, size_t len)
+int perf_writer__set_private(struct perf_writer *w, uint32_t tag, const void *data, size_t len)
 {
+	struct pw_private *p;
 	void *copy;
+	size_t i;
+	int r = 0;
 
-	if (!w || bit <= FEAT_LAST || bit >= FEAT_BITS || !len)
+	if (!w || !tag || !len || len > UINT32_MAX)
 		return -EINVAL;
 	copy = malloc(len);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, data, len);
 	pthread_mutex_lock(&w->lock);
-	free(w->private_data);
-	w->private_data = copy;
-	w->private_len = len;
-	w->private_bit = bit;
+	for (i = 0; i < w->nr_priv && w->priv[i].tag < tag; i++)
+		;
+	p = &w->priv[i];
+	if (i < w->nr_priv && p->tag == tag) {
+		free(p->data);
+	} else if (w->nr_priv == PRIVATE_MAX) {
+		free(copy);
+		r = -EINVAL;
+		goto out;
+	} else {
+		memmove(p + 1, p, (w->nr_priv - i) * sizeof(*p));
+		w->nr_priv++;
+	}
+	*p = (struct pw_private){ tag, copy, len };
+out:
 	pthread_mutex_unlock(&w->lock);
-	return 0;
+	return r;
 }
 
 int perf_writer__sync(struct perf_writer *w)
@@ -586,7 +603,7 @@ static size_t build_ids(struct perf_writer *w, struct fbuf *b)
 
 struct feat_list {
 	uint64_t bits[4];
-	int bit[FEAT_LAST + 1]; /* perf's features and one private one */
+	int bit[FEAT_LAST + 1];
 	size_t start[FEAT_LAST + 1]; /* offset of the payload within the payload buffer */
 	size_t end[FEAT_LAST + 1];
 	int nr;
@@ -663,12 +680,10 @@ static void host_features(struct feat_list *l, struct fbuf *b)
 }
 
 /* The session's features, in bit order: CMDLINE, EVENT_DESC, SAMPLE_TIME, CLOCKID, COMPRESSED,
- * CLOCK_DATA and the
- * private one. */
+ * CLOCK_DATA. */
 static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 static void event_desc_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 static void sample_time_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
-static void private_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b);
 
 /* CLOCKID (the clock's resolution, ns) or CLOCK_DATA, as perf record -k writes them. */
 static void clock_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b, int bit)
@@ -705,7 +720,6 @@ static void session_features(struct perf_writer *w, struct feat_list *l, struct 
 	clock_feature(w, l, b, FEAT_CLOCKID);
 	compressed_feature(w, l, b);
 	clock_feature(w, l, b, FEAT_CLOCK_DATA);
-	private_feature(w, l, b);
 }
 
 static void event_desc_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
@@ -737,14 +751,22 @@ static void sample_time_feature(struct perf_writer *w, struct feat_list *l, stru
 	}
 }
 
-static void private_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
+/* The trailer (see writer.h): the private sections, then its size and magic. */
+static void put_trailer(struct perf_writer *w, struct fbuf *b)
 {
-	if (w->private_len) {
-		/* highest bit last: perf walks only the bits it knows, in order */
-		feat_begin(l, b, w->private_bit);
-		fbuf__put(b, w->private_data, w->private_len);
-		feat_end(l, b);
+	static const uint8_t zero[8];
+	size_t start = b->len;
+
+	if (!w->nr_priv)
+		return;
+	for (size_t i = 0; i < w->nr_priv; i++) {
+		fbuf__put_u32(b, w->priv[i].tag);
+		fbuf__put_u32(b, (uint32_t)w->priv[i].len);
+		fbuf__put(b, w->priv[i].data, w->priv[i].len);
+		fbuf__put(b, zero, (8 - w->priv[i].len % 8) % 8);
 	}
+	fbuf__put_u64(b, b->len - start);
+	fbuf__put_u64(b, PERF_TRAILER_MAGIC);
 }
 
 /* copy_only: the given payloads and the writer's own, in ascending bit order. Nothing of this
@@ -785,7 +807,6 @@ static void copied_features(struct perf_writer *w, struct feat_list *l, struct f
 			feat_end(l, b);
 		}
 	}
-	private_feature(w, l, b);
 }
 
 static void compressed_feature(struct perf_writer *w, struct feat_list *l, struct fbuf *b)
@@ -849,6 +870,12 @@ static int write_features(struct perf_writer *w, uint64_t ret_features[4], bool 
 	r = build_features(w, &l, &payload, essential);
 	if (r < 0)
 		goto out;
+	if (!essential)
+		put_trailer(w, &payload);
+	if (payload.oom) {
+		r = -ENOMEM;
+		goto out;
+	}
 	index = calloc((size_t)l.nr, sizeof(*index));
 	if (!index) {
 		r = -ENOMEM;
@@ -946,7 +973,8 @@ void perf_writer__free(struct perf_writer *w)
 	free(w->tracing_data);
 	for (int i = 0; i <= FEAT_LAST; i++)
 		free(w->given[i]);
-	free(w->private_data);
+	for (size_t i = 0; i < w->nr_priv; i++)
+		free(w->priv[i].data);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->dso_lock);
 	free(w);

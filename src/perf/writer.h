@@ -42,7 +42,7 @@ struct perf_writer_opts {
 	/* A file rewritten from another (preport --repair): no feature describes this machine or
 	 * reads its files. The features are those given with perf_writer__set_feature and
 	 * perf_writer__add_build_id, EVENT_DESC (when every event has a name), SAMPLE_TIME (from
-	 * perf_writer__note_time), TRACING_DATA and COMPRESSED as usual, and the private one. */
+	 * perf_writer__note_time), TRACING_DATA and COMPRESSED as usual, and the private sections. */
 	bool copy_only;
 	/* The CLOCKID and CLOCK_DATA features (the events' use_clockid clock and the wall clock
 	 * at one moment), copied; NULL: none. */
@@ -108,10 +108,14 @@ int perf_writer__set_feature(struct perf_writer *w, int bit, const void *data, s
 int perf_writer__add_build_id(struct perf_writer *w, const char *path, bool kernel,
 			      const uint8_t *id, size_t id_len);
 
-/* Set the payload of a private feature section (bit > FEAT_LAST, which perf 6.1 skips
- * silently), written at finalize after perf's own features. One private feature at most;
- * a later call replaces the payload. Returns 0, -EINVAL (bad bit) or -ENOMEM. */
-int perf_writer__set_private_feature(struct perf_writer *w, int bit, const void *data, size_t len);
+/* Private sections a writer holds at most. */
+#define PRIVATE_MAX 4
+
+/* Set the payload of private section `tag` (non-zero), written at finalize in the file's trailer
+ * after perf's features (see PERF_TRAILER_MAGIC; perf never reads it), by ascending tag. A later
+ * call for the same tag replaces its payload. Returns 0, -EINVAL (tag 0, no payload, or
+ * PRIVATE_MAX others set) or -ENOMEM. */
+int perf_writer__set_private(struct perf_writer *w, uint32_t tag, const void *data, size_t len);
 
 /* Bring the header's data size up to date (call at least once a second): one pwrite of the
  * header, under the append lock so the size ends on a record boundary; no fsync. A no-op after

@@ -60,4 +60,15 @@ perf buildid-list -i plain-inj.data | sort -k 2 > ours-inj.ids
 [ -s perf-inj.ids ] || fail "perf inject --buildid-all: perf's file lists nothing"
 diff perf-inj.ids ours-inj.ids || fail "after perf inject --buildid-all, precord's file lists other entries than perf's"
 echo "after perf inject --buildid-all: the same $(wc -l < ours-inj.ids) entries"
+
+# precord's own sections live in a trailer after perf's features (--lossless's pause statistics,
+# every file's ring-order claim): perf inject copies such a file, where feature bits above perf's
+# made it crash (SIGSEGV), and perf reads the copy; preport still finds them.
+precord -q --no-compress --lossless -o ll.data -- "$W/mixed" 1 > /dev/null 2>&1 ||
+	fail "precord --lossless --no-compress exit $?"
+tail -c 8 ll.data | grep -q PRECTRL1 || fail "precord's file ends without its trailer"
+preport --stats -i ll.data | grep -q 'pauses:' || fail "preport --stats finds no pause statistics"
+perf inject -i ll.data -o ll-inj.data 2> inj.err || fail "perf inject on a --lossless file exit $?: $(cat inj.err)"
+n=$(stat_count ll.data SAMPLE) ni=$(stat_count ll-inj.data SAMPLE)
+[ "$n" -gt 0 ] && [ "$ni" = "$n" ] || fail "perf inject's copy has $ni samples, the file $n"
 echo ok
