@@ -149,7 +149,10 @@ static struct symtab *builder_finish(struct builder *b)
 		return NULL;
 	}
 	t->nr = n;
-	t->arena = b->arena;
+	/* the arena doubled as it grew: give back what it does not use (a MB for kallsyms) */
+	t->arena = realloc(b->arena, b->arena_len);
+	if (!t->arena)
+		t->arena = b->arena;
 	for (i = 0; i < n; i++) {
 		struct symbol *s = &t->syms[i];
 

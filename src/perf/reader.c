@@ -590,6 +590,21 @@ static uint64_t scan_records(const struct perf_reader *r, uint64_t limit, const 
 	return off;
 }
 
+/* The scan read a header every few KiB, and the kernel's fault-around mapped the pages between
+ * as well: the whole data section was resident before the walk began. The walk reads it again
+ * in order and gives back what it has decoded (walk.c, map_release): give these back now, or
+ * they stay resident beside everything the walk holds. (A read-only private mapping: a later
+ * read faults the same bytes in again from the page cache.) */
+static void release_scanned(struct perf_reader *r)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)r->map;
+	uintptr_t lo = (base + r->data_start + pg - 1) & ~(pg - 1);
+	uintptr_t hi = (base + r->data_end) & ~(pg - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 static int locate_data(struct perf_reader *r)
 {
 	const struct perf_file_header *h = &r->hdr;
@@ -613,6 +628,7 @@ static int locate_data(struct perf_reader *r)
 	}
 	limit = recover ? r->len : (claimed_end < r->len ? claimed_end : r->len);
 	r->data_end = scan_records(r, limit, &bad);
+	release_scanned(r);
 	if (recover) {
 		r->warnings |= PERF_READER_W_RECOVERED;
 		if (any_feature(r))
@@ -845,8 +861,7 @@ void perf_reader__free(struct perf_reader *r)
 	ZSTD_freeDCtx(r->job_ds[0]);
 	ZSTD_freeDCtx(r->job_ds[1]);
 	pthread_mutex_destroy(&r->block_lock);
-	while (r->nr_free_blocks)
-		free(r->free_blocks[--r->nr_free_blocks]);
+	walk_free_blocks(r);
 	free(r);
 }
 
