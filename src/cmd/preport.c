@@ -18,6 +18,7 @@
 #include "lib/cleanup.h"
 #include "perf/abi.h"
 #include "perf/pause_stats.h"
+#include "perf/ring_order.h"
 #include "perf/reader.h"
 #include "report/aggregate.h"
 #include "report/pprof.h"
@@ -609,8 +610,10 @@ static void print_outputs(const struct cli *c, struct report_session *s, struct 
 	}
 }
 
-static void print_verbose(const struct report_session_stats *ss, double secs)
+static void print_verbose(struct report_session *s, double secs)
 {
+	const struct report_session_stats *ss = report_session__stats(s);
+	struct ring_order ro;
 	double t = secs > 0 ? secs : 1;
 
 	fprintf(stderr, "preport: %llu samples, %llu frames in %.3f s (%.0f samples/s, %.0f frames/s) with %u threads; %llu DWARF unwinds, %llu stopped early, %llu truncated\n",
@@ -618,6 +621,14 @@ static void print_verbose(const struct report_session_stats *ss, double secs)
 		ss->nr_samples / t, ss->nr_frames / t, ss->nr_threads,
 		(unsigned long long)ss->unwind.dwarf_samples,
 		(unsigned long long)ss->unwind.dwarf_errors, (unsigned long long)ss->unwind.truncated);
+	if (!ss->peak_queued)
+		return;
+	fprintf(stderr, "preport: the time order held at most %.1f MiB of records",
+		ss->peak_queued / 1048576.0);
+	if (ring_order__read(report_session__reader(s), &ro) == 1)
+		fprintf(stderr, " (the file's ring order: %u CPU%s, steps back in time by %.1f us at most)",
+			ro.nr_cpus, ro.nr_cpus == 1 ? "" : "s", ro.max_back_ns / 1000.0);
+	fputc('\n', stderr);
 }
 
 static void print_warnings(const struct report_session_stats *ss)
@@ -700,7 +711,7 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 		ret = write_pprof(c, pw);
 	pprof_writer__free(pw);
 	if (c->verbose)
-		print_verbose(report_session__stats(s), t1 - t0);
+		print_verbose(s, t1 - t0);
 	if (!c->quiet)
 		print_warnings(report_session__stats(s));
 	report_set__free(rs);

@@ -161,7 +161,9 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx);
  * each FINISHED_ROUND, those not later than the largest time seen at the previous round are
  * delivered sorted (ties in file order); the rest at the end. Records without time and perf's
  * own records are delivered when read, FINISHED_ROUND after its flush. Memory holds one round's
- * records (the whole file when it has no rounds), capped by opts.ordered_max_bytes. Returns like
+ * records (the whole file when it has no rounds), capped by opts.ordered_max_bytes. A file with
+ * precord's ring-order claim (perf/ring_order.h) has records delivered earlier too, once no
+ * CPU's records to come can be older: the same order, fewer held. Returns like
  * perf_reader__for_each. */
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx);
 /* With on, the iterations decode a file's COMPRESSED records on a thread of their own, ahead of
@@ -180,6 +182,8 @@ uint64_t perf_reader__frame_jobs(const struct perf_reader *r);
 /* Records the last ordered iteration queued with a time older than one already delivered
  * (perf's "N out of order events"). */
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r);
+/* The most bytes of records (and their queue entries) the last ordered iteration held at once. */
+size_t perf_reader__peak_queued(const struct perf_reader *r);
 
 /* The counts perf_reader__stats would give, taken by the last for_each or for_each_ordered (or
  * repair, which walks through for_each) as it went (up to where it stopped): no second pass over

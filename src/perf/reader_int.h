@@ -89,6 +89,7 @@ struct perf_reader {
 	char err[512];          /* perf_reader__error() */
 
 	uint64_t nr_unordered;
+	size_t peak_queued;     /* the most bytes the last ordered iteration queued */
 	size_t ordered_max_bytes;
 	struct perf_reader_stats walk_stats; /* counts of the last iteration */
 	uint64_t frame_jobs;    /* zstd frames the last iteration decoded apart */

@@ -14,37 +14,62 @@
 #include <unistd.h>
 
 #include "perf/reader_int.h"
+#include "perf/ring_order.h"
 
 /* ---- record classification: the time of a whole record ---- */
+
+/* Where field `bit` (PERF_SAMPLE_TIME or PERF_SAMPLE_CPU) of a whole record lies: among a
+ * sample's fields, or in the sample_id trailer of the others (sample_id_all); NULL when the
+ * record carries none. */
+static const uint8_t *id_field(const struct perf_reader *r, const struct perf_event_header *rec,
+			       int idx, uint64_t bit)
+{
+	/* a sample's fields up to CPU, and the trailer's, in the kernel's order */
+	static const uint64_t fields[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+					   PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+					   PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU };
+	static const uint64_t trailer[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+					    PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+					    PERF_SAMPLE_IDENTIFIER };
+	size_t words = (rec->size - sizeof(*rec)) / 8, pos = 0, i;
+	const struct perf_event_attr *a;
+	uint64_t type;
+
+	if (idx < 0)
+		return NULL;
+	a = &r->attrs[idx].attr;
+	type = a->sample_type;
+	if (!(type & bit))
+		return NULL;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		for (i = 0; fields[i] != bit; i++)
+			pos += !!(type & fields[i]);
+		return pos < words ? (const uint8_t *)(rec + 1) + 8 * pos : NULL;
+	}
+	if (!a->sample_id_all)
+		return NULL;
+	/* counted from the record's end: the field itself and those after it */
+	for (i = sizeof(trailer) / sizeof(trailer[0]); trailer[i - 1] != bit; i--)
+		pos += !!(type & trailer[i - 1]);
+	pos++;
+	return pos <= words ? (const uint8_t *)rec + rec->size - 8 * pos : NULL;
+}
 
 static uint64_t record_time(const struct perf_reader *r, const struct perf_event_header *rec,
 			    int idx)
 {
-	size_t words = (rec->size - sizeof(*rec)) / 8;
-	const struct perf_event_attr *a;
-	uint64_t type;
-	size_t pos;
+	const uint8_t *p = id_field(r, rec, idx, PERF_SAMPLE_TIME);
 
-	if (idx < 0)
-		return PERF_READER_NO_TIME;
-	a = &r->attrs[idx].attr;
-	type = a->sample_type;
-	if (!(type & PERF_SAMPLE_TIME))
-		return PERF_READER_NO_TIME;
-	if (rec->type == PERF_RECORD_SAMPLE) {
-		pos = !!(type & PERF_SAMPLE_IDENTIFIER) + !!(type & PERF_SAMPLE_IP) +
-		      !!(type & PERF_SAMPLE_TID);
-		if (pos >= words)
-			return PERF_READER_NO_TIME;
-		return rd64((const uint64_t *)(rec + 1) + pos);
-	}
-	if (!a->sample_id_all)
-		return PERF_READER_NO_TIME;
-	pos = 1 + !!(type & PERF_SAMPLE_ID) + !!(type & PERF_SAMPLE_STREAM_ID) +
-	      !!(type & PERF_SAMPLE_CPU) + !!(type & PERF_SAMPLE_IDENTIFIER);
-	if (pos > words)
-		return PERF_READER_NO_TIME;
-	return rd64((const uint8_t *)rec + rec->size - 8 * pos);
+	return p ? rd64(p) : PERF_READER_NO_TIME;
+}
+
+/* The CPU in a whole record, or UINT32_MAX when it carries none. */
+static uint32_t record_cpu(const struct perf_reader *r, const struct perf_event_header *rec,
+			   int idx)
+{
+	const uint8_t *p = id_field(r, rec, idx, PERF_SAMPLE_CPU);
+
+	return p ? rd32(p) : UINT32_MAX;
 }
 
 const struct perf_reader_stats *perf_reader__walk_stats(const struct perf_reader *r)
@@ -65,6 +90,11 @@ void perf_reader__set_decode_thread(struct perf_reader *r, bool on)
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
 {
 	return r->nr_unordered;
+}
+
+size_t perf_reader__peak_queued(const struct perf_reader *r)
+{
+	return r->peak_queued;
 }
 
 /* ---- the record walk ---- */
@@ -173,6 +203,14 @@ struct walk {
 	size_t nr_heap, cap_heap;
 	uint64_t seq, next_flush, max_time, last_flush;
 	size_t queued_bytes;
+	size_t peak_queued;
+	/* ordered mode with the file's ring-order claim (perf/ring_order.h): per CPU stream (one
+	 * ring each) the largest time seen; stream_of maps a CPU to its stream, -1 for none */
+	int32_t *stream_of;
+	uint32_t nr_stream_of;
+	uint64_t *stream_last;
+	uint32_t nr_streams, stream_min; /* stream_min: a stream whose last time is the least */
+	uint64_t stream_back;            /* the claim's largest step back in a ring */
 	/* decoding side: a run of COMPRESSED records, [rel_lo, rel_hi) of the file, decoded or
 	 * gathered already (see map_consumed) */
 	uint64_t rel_lo, rel_hi;
@@ -1472,6 +1510,88 @@ static int flush_until(struct walk *w, uint64_t limit)
 	return 0;
 }
 
+/* Set up the streams of the file's ring-order claim, if it has one that this walk can use:
+ * every attr's records carry their time and CPU (a record without them could belong to any
+ * ring), and the CPUs are distinct. Otherwise (or out of memory) rounds alone decide. */
+static void streams_init(struct walk *w)
+{
+	struct perf_reader *r = w->r;
+	struct ring_order o;
+	uint32_t max = 0;
+
+	if (ring_order__read(r, &o) != 1 || !o.nr_cpus || o.nr_cpus > 65536)
+		return;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		const struct perf_event_attr *a = &r->attrs[i].attr;
+
+		if (!a->sample_id_all || (a->sample_type & (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)) !=
+						 (PERF_SAMPLE_TIME | PERF_SAMPLE_CPU))
+			return;
+	}
+	for (uint32_t i = 0; i < o.nr_cpus; i++) {
+		uint32_t c = ring_order__cpu(&o, i);
+
+		if (c >= 65536)
+			return;
+		if (c > max)
+			max = c;
+	}
+	w->stream_of = malloc((size_t)(max + 1) * sizeof(*w->stream_of));
+	w->stream_last = calloc(o.nr_cpus, sizeof(*w->stream_last));
+	if (!w->stream_of || !w->stream_last)
+		goto off;
+	memset(w->stream_of, 0xff, (size_t)(max + 1) * sizeof(*w->stream_of));
+	for (uint32_t i = 0; i < o.nr_cpus; i++) {
+		uint32_t c = ring_order__cpu(&o, i);
+
+		if (w->stream_of[c] >= 0)
+			goto off;
+		w->stream_of[c] = (int32_t)i;
+	}
+	w->nr_stream_of = max + 1;
+	w->nr_streams = o.nr_cpus;
+	w->stream_back = o.max_back_ns;
+	return;
+off:
+	free(w->stream_of);
+	free(w->stream_last);
+	w->stream_of = NULL;
+	w->stream_last = NULL;
+}
+
+/* A queued record of time t on a claimed stream: every record still to come on that stream is
+ * at least its largest time less stream_back, so once the least of those bounds has passed a
+ * queued record, no record to come is older, whatever the rounds say. On precord's files (a
+ * round ends only when every reader's long zstd frame is in the file) this holds about one
+ * frame's records where rounds hold two rounds' worth. */
+static int stream_note(struct walk *w, const struct perf_reader_record *rec)
+{
+	uint32_t cpu = record_cpu(w->r, rec->hdr, rec->attr_index);
+	uint64_t least;
+	int32_t s;
+
+	if (cpu >= w->nr_stream_of || (s = w->stream_of[cpu]) < 0) {
+		/* a record the claim does not cover: it says nothing about what comes */
+		w->nr_streams = 0;
+		return 0;
+	}
+	if (rec->time <= w->stream_last[s])
+		return 0;
+	w->stream_last[s] = rec->time;
+	if ((uint32_t)s != w->stream_min)
+		return 0; /* the least bound cannot have moved */
+	least = rec->time;
+	for (uint32_t i = 0; i < w->nr_streams; i++)
+		if (w->stream_last[i] < least) {
+			least = w->stream_last[i];
+			w->stream_min = i;
+		}
+	if (least <= w->stream_back + 1 || !w->nr_heap ||
+	    w->heap[0].time > least - w->stream_back - 1)
+		return 0;
+	return flush_until(w, least - w->stream_back - 1);
+}
+
 static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 {
 	struct qent *e;
@@ -1513,6 +1633,10 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 	perf_reader__hold(rec);
 	heap_up(w, w->nr_heap++);
 	w->queued_bytes += sizeof(*e) + rec->hdr->size;
+	if (w->queued_bytes > w->peak_queued)
+		w->peak_queued = w->queued_bytes;
+	if (w->nr_streams && rec->time && stream_note(w, rec))
+		return STOP;
 	if (w->queued_bytes > w->r->ordered_max_bytes) {
 		while (w->nr_heap && w->queued_bytes > w->r->ordered_max_bytes / 2)
 			if (flush_until(w, w->heap[0].time))
@@ -1529,12 +1653,16 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
 
 	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
 	r->nr_unordered = 0;
+	streams_init(&w);
 	walk_records(&w);
 	/* Damage is not an error: what was read before it is still delivered. */
 	if (!w.result)
 		flush_until(&w, UINT64_MAX);
 	err = w.result;
+	r->peak_queued = w.peak_queued;
 	walk_fini(&w);
+	free(w.stream_of);
+	free(w.stream_last);
 	return err;
 }
 

@@ -55,6 +55,8 @@ struct reader {
 	unsigned int slot;
 	size_t *rings;        /* ring indexes owned */
 	size_t nr_rings;
+	uint64_t *ring_max;   /* per owned ring: the largest record time drained from it */
+	size_t cur;           /* the owned ring being drained */
 	struct pollfd *pfds;  /* rings' fds, then the stop eventfd */
 	struct compress *zc;
 	size_t slice;         /* drain at most this much before compressing */
@@ -82,6 +84,8 @@ struct readers {
 	int stop_fd;
 	atomic_bool stopping;
 	int time_off;  /* byte offset of the sample time in a SAMPLE record, -1 if absent */
+	int id_time_back; /* bytes from a non-sample record's end to its sample_id time, 0: none */
+	_Atomic uint64_t max_back; /* the largest step back in time within a ring (drain order) */
 	bool stacks;   /* SAMPLE records carry user stacks */
 	_Atomic uint64_t records, samples, switches, lost_records, lost_events, bytes_read,
 		bytes_written, wakeups, discarded, unwritten_records, unwritten_samples,
@@ -124,10 +128,43 @@ static size_t compact_stack(const struct readers *p, struct perf_event_header *r
 	return s.stack_size - keep;
 }
 
+/* A record's time, or 0: samples at time_off, the others in their sample_id trailer. */
+static uint64_t record_time(const struct readers *p, const struct perf_event_header *h)
+{
+	uint64_t t = 0;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (p->time_off >= 0 && h->size >= p->time_off + 8)
+			memcpy(&t, (const char *)h + p->time_off, 8);
+	} else if (p->id_time_back && h->size >= sizeof(*h) + p->id_time_back) {
+		memcpy(&t, (const char *)h + h->size - p->id_time_back, 8);
+	}
+	return t;
+}
+
+/* The kernel takes a record's time before it reserves the record's space, so a record written
+ * from an interrupt in between comes first with a later time: the ring's order steps back in
+ * time. The file's ring-order claim (ring_order.h) says by how much at most. */
+static void note_order(struct reader *rd, uint64_t t)
+{
+	uint64_t *max = &rd->ring_max[rd->cur];
+
+	if (t >= *max) {
+		*max = t;
+	} else if (t) {
+		uint64_t back = *max - t, cur = atomic_load_explicit(&rd->pool->max_back,
+								    memory_order_relaxed);
+
+		while (back > cur && !atomic_compare_exchange_weak(&rd->pool->max_back, &cur, back))
+			;
+	}
+}
+
 static int on_record(void *ctx, const struct perf_event_header *h)
 {
 	struct reader *rd = ctx;
 	struct readers *p = rd->pool;
+	uint64_t t;
 
 	if (rd->staged + h->size > rd->slice && rd->staged)
 		return -1; /* slice full: flush, then this record comes again */
@@ -135,6 +172,8 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 	rd->staged += h->size;
 	rd->drained += h->size;
 	rd->records++;
+	t = record_time(p, h);
+	note_order(rd, t);
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		rd->samples++;
@@ -142,9 +181,6 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 			rd->staged -= compact_stack(p, (struct perf_event_header *)(rd->staging +
 										     rd->staged - h->size));
 		if (p->time_off >= 0 && h->size >= p->time_off + 8) {
-			uint64_t t;
-
-			memcpy(&t, (const char *)h + p->time_off, 8);
 			if (!rd->first_time || t < rd->first_time)
 				rd->first_time = t;
 			if (t > rd->last_time)
@@ -382,6 +418,7 @@ static bool pass(struct reader *rd)
 		size_t ri = rd->rings[i];
 		struct ringbuf *rb = evlist__ring(p->o.evlist, ri);
 
+		rd->cur = i;
 		if (p->o.hooks.fill)
 			p->o.hooks.fill(p->o.hooks.ctx, ri, ringbuf__fill_permille(rb));
 		/* Bounded per ring so a busy ring cannot starve the reader's others. */
@@ -490,6 +527,17 @@ static int sample_time_offset(uint64_t st)
 	return off;
 }
 
+/* sample_id is tid, time, id, stream_id, cpu, identifier, each when asked for */
+static int id_time_back(const struct perf_event_attr *a)
+{
+	uint64_t st = a->sample_type;
+
+	if (!a->sample_id_all || !(st & PERF_SAMPLE_TIME))
+		return 0;
+	return 8 * (1 + !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+		    !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
 void readers__free(struct readers *p)
 {
 	if (!p)
@@ -499,6 +547,7 @@ void readers__free(struct readers *p)
 		compress__free(p->r[i].zc);
 		free(p->r[i].staging);
 		free(p->r[i].rings);
+		free(p->r[i].ring_max);
 		free(p->r[i].pfds);
 		free(p->r[i].pend);
 	}
@@ -539,6 +588,7 @@ struct readers *readers__start(const struct readers_opts *o)
 	if (p->nr > nr_rings)
 		p->nr = nr_rings;
 	p->time_off = sample_time_offset(o->attr->sample_type);
+	p->id_time_back = id_time_back(o->attr);
 	p->stacks = o->attr->sample_type & PERF_SAMPLE_STACK_USER;
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->r = calloc(p->nr, sizeof(*p->r));
@@ -550,6 +600,7 @@ struct readers *readers__start(const struct readers_opts *o)
 		rd->pool = p;
 		rd->slot = i;
 		rd->rings = calloc(nr_rings / p->nr + 1, sizeof(size_t));
+		rd->ring_max = calloc(nr_rings / p->nr + 1, sizeof(uint64_t));
 		rd->pfds = calloc(nr_rings / p->nr + 2, sizeof(struct pollfd));
 		rd->slice = o->comp_level > 0 ? FEED_SLICE : STAGING_SIZE;
 		if (o->max_slice && o->max_slice < rd->slice)
@@ -557,7 +608,7 @@ struct readers *readers__start(const struct readers_opts *o)
 		if (rd->slice < PERF_RECORD_MAX_SIZE + 1)
 			rd->slice = PERF_RECORD_MAX_SIZE + 1;
 		rd->staging = malloc(rd->slice);
-		if (!rd->rings || !rd->pfds || !rd->staging)
+		if (!rd->rings || !rd->ring_max || !rd->pfds || !rd->staging)
 			goto err;
 		if (o->comp_level > 0 && !(rd->zc = compress__new(o->comp_level)))
 			goto err;
@@ -618,6 +669,7 @@ void readers__stats(const struct readers *p, struct readers_stats *s)
 	s->unwritten_samples = atomic_load(&q->unwritten_samples);
 	s->unwritten_bytes = atomic_load(&q->unwritten_bytes);
 	s->waiting = atomic_load(&q->nr_waiting) > 0;
+	s->max_back_ns = atomic_load(&q->max_back);
 	s->ring_discarded = 0;
 	for (size_t i = 0; i < evlist__nr_rings(p->o.evlist); i++)
 		s->ring_discarded += ringbuf__discarded(evlist__ring(p->o.evlist, i));

@@ -56,6 +56,8 @@ struct readers_stats {
 	/* Drained but not in the file: appends that failed (a full disk) and frames that could
 	 * not be compressed. Counted in records/samples/switches above too. */
 	uint64_t unwritten_records, unwritten_samples, unwritten_bytes;
+	uint64_t max_back_ns;        /* the largest step back in time between a ring's records
+				      * in the order drained (see perf/ring_order.h) */
 	bool waiting;                /* hold_on_full: a reader waits for space right now */
 	int error;                   /* first write error (-errno), 0 if none */
 };

@@ -42,6 +42,7 @@
 #include "record/lossless/lossless.h"
 #include "record/lossless/ringsize.h"
 #include "perf/pause_stats.h"
+#include "perf/ring_order.h"
 
 #define MAX_EVENTS 16
 
@@ -1306,6 +1307,25 @@ static size_t put_sample_id(const struct record *rec, size_t a, size_t r, uint64
 	return n;
 }
 
+/* The file's ring-order claim (perf/ring_order.h): one ring per recorded CPU, each appended in
+ * the order drained, and the largest step back in time the readers have seen in any ring so far
+ * (this file's and the files before it: never less than this file's own). Without it (it could
+ * not be set) a reader falls back on the FINISHED_ROUND markers alone. */
+static void write_ring_order(struct record *rec, struct perf_writer *w)
+{
+	size_t n = evlist__nr_rings(rec->el);
+	_cleanup_free_ uint32_t *cpus = calloc(n ? n : 1, sizeof(*cpus));
+	struct readers_stats rs;
+
+	if (!cpus || !rec->rd)
+		return;
+	readers__stats(rec->rd, &rs);
+	for (size_t i = 0; i < n; i++)
+		cpus[i] = (uint32_t)evlist__ring_cpu(rec->el, i);
+	ring_order__write(w, &(struct ring_order){ .max_back_ns = rs.max_back_ns,
+						   .nr_cpus = (uint32_t)n, .cpus = cpus });
+}
+
 /* What the readers drained but could not write (a full disk) goes into the file as one
  * PERF_RECORD_LOST {id, lost records} and one PERF_RECORD_LOST_SAMPLES {lost samples}, in the
  * space the writer keeps for the file's end: perf and preport count them as lost. */
@@ -1445,6 +1465,7 @@ int record__stop(struct record *rec)
 		ps.nr_rings = (uint32_t)ls.nr_rings;
 		pause_stats__write(rec->w, &ps);
 	}
+	write_ring_order(rec, rec->w);
 	e = perf_writer__finalize(rec->w);
 	if (e && !err) {
 		err = e;
@@ -1677,6 +1698,7 @@ int record__rotate(struct record *rec, const char *new_path)
 	rec->last_sync_ns = clock__ns();
 	/* all the old file's data first, so a kill while the features are written loses none */
 	perf_writer__sync(old);
+	write_ring_order(rec, old);
 	err = perf_writer__finalize(old);
 	if (err)
 		seterr(rec, "cannot finish %s: %s", old_path, strerror(-err));

@@ -851,6 +851,8 @@ static void leave_file(struct report_session *s, struct perf_reader *r, const ch
 	sum->nr_other += w->nr_other;
 	sum->total_lost += w->total_lost;
 	sum->total_lost_samples += w->total_lost_samples;
+	if (perf_reader__peak_queued(r) > s->st.peak_queued)
+		s->st.peak_queued = perf_reader__peak_queued(r);
 	if (d && !s->damage_path) {
 		s->damage_path = path;
 		snprintf(s->damage_reason, sizeof(s->damage_reason), "%s",

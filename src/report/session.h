@@ -98,6 +98,8 @@ struct report_session_stats {
 	size_t nr_attrs;
 	struct unwinder_stats unwind;       /* summed over the session's unwinders */
 	unsigned int nr_threads;            /* threads that unwound */
+	size_t peak_queued;                 /* the most bytes of records the time order held at
+					     * once (the largest of the files') */
 	size_t nr_preload_queued;           /* files handed to the thread loading ahead (it drops
 					     * those it has not reached when the pass ends) */
 };
