@@ -182,3 +182,14 @@ expect attr-136.data clean
 	sample 1 7 10
 } > attr-64.data
 expect attr-64.data clean
+
+# precord's trailer after the features (PERF_TRAILER_MAGIC): a ring-order claim (tag 251:
+# version 1, one CPU, 5000 ns, CPU 0); then the trailer's size reaching into the features, and
+# its entry longer than the trailer. Neither is damage to the data: the claim is just absent.
+trailer() { # SIZE_FIELD ENTRY_LEN
+	le 251 4; le "$2" 4; le 1 4; le 1 4; le 5000 8; le 0 4; zeros 4
+	le "$1" 8; printf 'PRECTRL1'
+}
+{ cat clean.data; trailer 32 20; } > trailer.data; expect trailer.data clean
+{ cat clean.data; trailer 200 20; } > trailer-size-huge.data; expect trailer-size-huge.data clean
+{ cat clean.data; trailer 32 4000; } > trailer-entry-huge.data; expect trailer-entry-huge.data clean
