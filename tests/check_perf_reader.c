@@ -702,7 +702,7 @@ static struct comp_pos find_compressed(const struct blob *b)
 }
 
 /* precord's compressed files: a reader's first frames may be small and whole in one COMPRESSED
- * record, later ones long (up to 8 MiB of input, streamed) and cut into many records, each of
+ * record, later ones long (megabytes of input, streamed) and cut into many records, each of
  * which decompresses to at most mmap_len. A reader that sized its output by mmap_len per frame
  * called such a file damaged ("Destination buffer is too small"). Every sample must come out. */
 static size_t put_samples(uint8_t *buf, size_t n, uint64_t *t)

@@ -41,9 +41,9 @@ _Static_assert(COMPRESS_RECORD_BLOCKS * ZSTD_BLOCKSIZE_MAX <= COMPRESS_MAX_DECOM
 #define COMPRESS_END_ROOM 16
 /* Slack over ZSTD_compressBound for the frame and block headers of a flushed slice. */
 #define COMPRESS_SLACK 64
-/* The window of long-distance matching. Frames are appended at up to 8 MiB of input (see
- * readers.c); on DWARF call-graph recordings a 4 MiB window compressed those within 0.3% of an
- * 8 or 16 MiB one, and it costs 4 MiB per compressor (plus ~0.5 MiB of LDM table) and as much
+/* The window of long-distance matching. Frames are appended at up to 4 MiB of input (see
+ * readers.c; 8 MiB before 2026-12-03, when a 4 MiB window compressed them within 0.3% of an
+ * 8 or 16 MiB one), and it costs 4 MiB per compressor (plus ~0.5 MiB of LDM table) and as much
  * once per file in the decoder. */
 #ifndef COMPRESS_WINDOW_LOG
 #define COMPRESS_WINDOW_LOG 22

@@ -886,11 +886,12 @@ static int produce(struct walk *w)
  * or whose headers are not zstd's, goes to the one-stream decoder instead, and so does the rest
  * of the file: either way the same records come out, at the same offsets, with the same damage.
  */
-/* Frames decoded ahead: on 270k-sample precord files (8 MiB frames) -j 2 took 0.72 s with 1,
- * 0.53-0.61 with 2, 0.53-0.60 with 4, each frame ahead costing its 8 MiB of peak memory. */
+/* Frames decoded ahead: on 270k-sample precord files (8 MiB frames then, 4 MiB now) -j 2 took
+ * 0.72 s with 1, 0.53-0.61 with 2, 0.53-0.60 with 4, each frame ahead costing its size in peak
+ * memory. */
 #define JOBS_AHEAD 2
 /* A frame goes to the stream when its bytes pass JOB_MAX_SRC or what its blocks may decode to
- * passes JOB_MAX_OUT (4x precord's 8 MiB frames): a job is decoded whole before it is delivered,
+ * passes JOB_MAX_OUT (8x precord's 4 MiB frames): a job is decoded whole before it is delivered,
  * so this bounds the memory of a frame that decompresses to far more than it takes. */
 #define JOB_MAX_SRC ((size_t)16 << 20)
 #define JOB_MAX_OUT ((uint64_t)32 << 20)

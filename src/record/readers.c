@@ -42,10 +42,13 @@
  * shorter slices bring the reader back to its rings sooner (the frame, not the slice, sets the
  * ratio). */
 #define FEED_SLICE (256 * 1024)
-/* A frame is appended once it holds this much input: on DWARF call-graph recordings 8 MiB frames
- * came out ~4% smaller than 4 MiB ones and ~20% smaller than 1 MiB ones; 16 MiB ones gain ~2%
- * more but hold a reader's records twice as long. */
-#define FRAME_BYTES (8u << 20)
+/* A frame is appended once it holds this much input. A reader of the file in time order holds
+ * about a frame of each ring's records, and decodes frames ahead, so the frame sets its memory:
+ * on 265k-sample DWARF recordings of the mixed workload (2026-12-03, 5 each) 4 MiB frames made
+ * files 3% larger than 8 MiB ones (26.8 against 26.0 bytes a sample; before stacks were cut to
+ * their dyn_size, 4% larger than 8 MiB and 20% smaller than 1 MiB ones) and took preport's peak
+ * memory at -j 2 from 80 to 66-69 MB, a little faster. */
+#define FRAME_BYTES (4u << 20)
 /* ... or once its first slice is this old: bounds how long rounds are held back (perf's reader
  * keeps every record since the last FINISHED_ROUND in memory) and what a killed recorder loses. */
 #define FRAME_AGE_NS (200 * 1000 * 1000ull)
