@@ -99,7 +99,7 @@ static void put_frame(struct perf_writer *w, uint32_t cpu, uint64_t start, uint6
 }
 
 enum claim { NO_CLAIM, TRUE_CLAIM, LYING_CLAIM, BAD_VERSION, SHORT_PAYLOAD, DUP_CPUS,
-	     ONE_CPU_LEFT_OUT };
+	     ONE_CPU_LEFT_OUT, ANY_BACK };
 
 /* Write the file; `back`: the step back the streams really take. */
 static void write_file(const char *path, enum claim claim, uint64_t back)
@@ -149,6 +149,11 @@ static void write_file(const char *path, enum claim claim, uint64_t back)
 	case DUP_CPUS:
 		ck_assert_int_eq(ring_order__write(w, &(struct ring_order){ .max_back_ns = BACK, .nr_cpus = 2,
 								      .cpus = dup }), 0);
+		break;
+	case ANY_BACK: /* true of any order: tells nothing */
+		ck_assert_int_eq(ring_order__write(w, &(struct ring_order){ .max_back_ns = UINT64_MAX,
+									      .nr_cpus = 2,
+									      .cpus = cpus }), 0);
 		break;
 	case ONE_CPU_LEFT_OUT: /* CPU 1's records are not covered */
 		ck_assert_int_eq(ring_order__write(w, &(struct ring_order){ .max_back_ns = BACK, .nr_cpus = 1,
@@ -287,11 +292,12 @@ START_TEST(test_lying_claim)
 }
 END_TEST
 
-/* Payloads that do not parse, or claims the walk cannot use, are ignored: rounds alone decide,
- * and the order is the exact one. */
+/* Payloads that do not parse, claims the walk cannot use and a claim that any step back may
+ * come (UINT64_MAX, once taken as none) are ignored: rounds alone decide, and the order is the
+ * exact one. */
 START_TEST(test_unusable_claims)
 {
-	static const enum claim bad[] = { BAD_VERSION, SHORT_PAYLOAD, DUP_CPUS };
+	static const enum claim bad[] = { BAD_VERSION, SHORT_PAYLOAD, DUP_CPUS, ANY_BACK };
 	struct result without, res;
 
 	write_file(path, NO_CLAIM, BACK);

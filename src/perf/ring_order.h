@@ -7,7 +7,11 @@
  * never more than max_back_ns below the largest time before it in the same ring. The kernel
  * takes a record's time before it reserves the record's space, so an interrupt in between
  * writes a later record first: the step back is small but not zero. Records of time 0 (those
- * precord makes from /proc and at the end) are not ring records and are not covered. */
+ * precord makes from /proc and at the end) are not ring records and are not covered; every
+ * other record of the file must carry a CPU of cpus[]. A reader that meets one that does not
+ * stops using the claim, but records it delivered early by then may be newer than that one:
+ * a claim that is wrong costs order (records out of order, counted as perf counts them),
+ * never a record. */
 #ifndef PRECORD_RING_ORDER_H
 #define PRECORD_RING_ORDER_H
 

@@ -818,9 +818,10 @@ static void map_release(struct walk *w)
 	uintptr_t base = (uintptr_t)w->r->map;
 	uintptr_t lo = (base + w->rel_lo + pg - 1) & ~(pg - 1), hi = (base + w->rel_hi) & ~(pg - 1);
 
-	if (hi > lo)
+	if (hi > lo) {
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-	w->rel_lo = w->rel_hi;
+		w->rel_lo = hi - base; /* the rest of its last page goes with the next release */
+	}
 }
 
 /* The record at [off, end) has been taken from the mapping (compressed: its payload decoded or
@@ -1587,7 +1588,8 @@ static int stream_note(struct walk *w, const struct perf_reader_record *rec)
 			least = w->stream_last[i];
 			w->stream_min = i;
 		}
-	if (least <= w->stream_back + 1 || !w->nr_heap ||
+	/* (written so that a claim of any step back at all, UINT64_MAX, holds everything) */
+	if (least <= w->stream_back || least - w->stream_back < 2 || !w->nr_heap ||
 	    w->heap[0].time > least - w->stream_back - 1)
 		return 0;
 	return flush_until(w, least - w->stream_back - 1);
