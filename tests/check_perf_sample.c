@@ -431,6 +431,78 @@ START_TEST(test_trailer)
 }
 END_TEST
 
+/* perf_sample__place against the decoder, for every choice of the fields a sample carries at a
+ * fixed place: the time and CPU read at the places given are the ones parse and parse_id find. */
+START_TEST(test_place)
+{
+	static const uint64_t fixed[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+					  PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+					  PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU };
+	static const uint64_t trailer[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+					    PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+					    PERF_SAMPLE_IDENTIFIER };
+
+	for (unsigned int m = 0; m < 256; m++) {
+		struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1 };
+		struct perf_sample_place pt, pc;
+		struct perf_sample s;
+		struct perf_event_header *h;
+		struct rb b;
+		uint32_t cpu;
+		uint64_t t;
+
+		for (int i = 0; i < 8; i++)
+			if (m & 1u << i)
+				attr.sample_type |= fixed[i];
+		pt = perf_sample__place(&attr, PERF_SAMPLE_TIME);
+		pc = perf_sample__place(&attr, PERF_SAMPLE_CPU);
+		ck_assert_int_eq(pt.sample_off >= 0, !!(attr.sample_type & PERF_SAMPLE_TIME));
+		ck_assert_int_eq(pc.id_back != 0, !!(attr.sample_type & PERF_SAMPLE_CPU));
+
+		rb_init(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		for (int i = 0; i < 8; i++)
+			if (m & 1u << i)
+				put(&b, fixed[i] == PERF_SAMPLE_CPU ? pair(3, 0) :
+					fixed[i] == PERF_SAMPLE_TIME ? 777 : 100 + i);
+		h = rb_done(&b);
+		ck_assert_int_eq(perf_sample__parse(&attr, h, &s), 0);
+		if (pt.sample_off >= 0) {
+			memcpy(&t, (const uint8_t *)h + pt.sample_off, 8);
+			ck_assert_uint_eq(t, s.time);
+		}
+		if (pc.sample_off >= 0) {
+			memcpy(&cpu, (const uint8_t *)h + pc.sample_off, 4);
+			ck_assert_uint_eq(cpu, s.cpu);
+		}
+
+		rb_init(&b, PERF_RECORD_EXIT, 0);
+		put(&b, pair(7, 7));
+		for (int i = 0; i < 6; i++)
+			if (attr.sample_type & trailer[i])
+				put(&b, trailer[i] == PERF_SAMPLE_CPU ? pair(3, 0) :
+					trailer[i] == PERF_SAMPLE_TIME ? 777 : 200 + i);
+		h = rb_done(&b);
+		ck_assert_int_eq(perf_sample__parse_id(&attr, h, &s), 0);
+		if (pt.id_back) {
+			memcpy(&t, (const uint8_t *)h + h->size - pt.id_back, 8);
+			ck_assert_uint_eq(t, s.time);
+		}
+		if (pc.id_back) {
+			memcpy(&cpu, (const uint8_t *)h + h->size - pc.id_back, 4);
+			ck_assert_uint_eq(cpu, s.cpu);
+		}
+	}
+	/* no sample_id: nothing in other records */
+	{
+		struct perf_event_attr attr = { .size = sizeof(attr),
+						.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU };
+
+		ck_assert_int_eq(perf_sample__place(&attr, PERF_SAMPLE_TIME).id_back, 0);
+		ck_assert_int_eq(perf_sample__place(&attr, PERF_SAMPLE_CPU).sample_off, 16);
+	}
+}
+END_TEST
+
 Suite *perf_sample_suite(void)
 {
 	Suite *s = suite_create("perf_sample");
@@ -443,6 +515,7 @@ Suite *perf_sample_suite(void)
 	tcase_add_test(tc, test_branch_hw_idx);
 	tcase_add_test(tc, test_regs_abi_none);
 	tcase_add_test(tc, test_trailer);
+	tcase_add_test(tc, test_place);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");

@@ -230,20 +230,17 @@ static struct result read_ordered(const char *path)
 	return res[0];
 }
 
-static char path[] = "/tmp/check_ring_order.XXXXXX";
+/* each test's file, named by the test process (Check forks one per test) */
+static char path[64];
 
 static void setup(void)
 {
-	int fd = mkstemp(path);
-
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	snprintf(path, sizeof(path), "/tmp/check_ring_order.%d", (int)getpid());
 }
 
 static void teardown(void)
 {
 	unlink(path);
-	strcpy(path, "/tmp/check_ring_order.XXXXXX");
 	free(expected);
 	expected = NULL;
 	nr_expected = 0;
@@ -352,7 +349,7 @@ START_TEST(test_encoding)
 	perf_reader__free(r);
 	/* perf reads the file, its two private sections after its own, without a word */
 	{
-		char cmd[256];
+		char cmd[512];
 
 		snprintf(cmd, sizeof(cmd),
 			 "perf report -i %s --stats 2>&1 | grep -q 'SAMPLE events: *1\\b' && "

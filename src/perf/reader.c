@@ -400,14 +400,12 @@ static bool any_feature(const struct perf_reader *r)
  * is left alone (perf ignores what follows its features too). */
 static void read_trailer(struct perf_reader *r)
 {
+	/* after the index (read_features checked that data.size lies within the file)... */
 	uint64_t after = r->data_start + r->hdr.data.size, size, start, off;
 
-	/* read_features checked that data.size lies within the file */
-	for (int bit = 0; bit < FEAT_BITS; bit++) {
-		if (!(r->hdr.features[bit / 64] & (1ULL << (bit % 64))))
-			continue;
-		after += 16; /* its index entry */
-	}
+	for (int i = 0; i < 4; i++)
+		after += 16 * (uint64_t)__builtin_popcountll(r->hdr.features[i]);
+	/* ...and after every section */
 	for (int bit = 0; bit < FEAT_BITS; bit++)
 		if (perf_reader__has_feature(r, bit) &&
 		    r->feat[bit].offset + r->feat[bit].size > after)
@@ -501,7 +499,8 @@ static int read_attrs(struct perf_reader *r, const char **reason)
 		return -EBADMSG;
 	}
 	r->attrs = calloc(nr, sizeof(*r->attrs));
-	if (!r->attrs)
+	r->places = calloc(nr, sizeof(*r->places));
+	if (!r->attrs || !r->places)
 		return -ENOMEM;
 	r->nr_attrs = nr;
 	for (i = 0; i < nr; i++) {
@@ -516,6 +515,8 @@ static int read_attrs(struct perf_reader *r, const char **reason)
 		if (size > sizeof(struct perf_event_attr))
 			size = sizeof(struct perf_event_attr);
 		memcpy(&r->attrs[i].attr, e, size);
+		r->places[i].time = perf_sample__place(&r->attrs[i].attr, PERF_SAMPLE_TIME);
+		r->places[i].cpu = perf_sample__place(&r->attrs[i].attr, PERF_SAMPLE_CPU);
 		memcpy(&ids, e + body, sizeof(ids));
 		if (!in_file(r, ids.offset, ids.size)) {
 			*reason = "attr ids outside the file";
@@ -590,19 +591,15 @@ static uint64_t scan_records(const struct perf_reader *r, uint64_t limit, const 
 	return off;
 }
 
-/* The scan read a header every few KiB, and the kernel's fault-around mapped the pages between
- * as well: the whole data section was resident before the walk began. The walk reads it again
- * in order and gives back what it has decoded (walk.c, map_release): give these back now, or
- * they stay resident beside everything the walk holds. (A read-only private mapping: a later
- * read faults the same bytes in again from the page cache.) */
-static void release_scanned(struct perf_reader *r)
+uint64_t reader__release_pages(const struct perf_reader *r, uint64_t lo, uint64_t hi)
 {
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)r->map;
-	uintptr_t lo = (base + r->data_start + pg - 1) & ~(pg - 1);
-	uintptr_t hi = (base + r->data_end) & ~(pg - 1);
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)r->map;
+	uint64_t a = (base + lo + pg - 1) & ~(pg - 1), b = (base + hi) & ~(pg - 1);
 
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	if (b <= a)
+		return lo;
+	madvise((void *)(uintptr_t)a, b - a, MADV_DONTNEED);
+	return b - base;
 }
 
 static int locate_data(struct perf_reader *r)
@@ -628,7 +625,11 @@ static int locate_data(struct perf_reader *r)
 	}
 	limit = recover ? r->len : (claimed_end < r->len ? claimed_end : r->len);
 	r->data_end = scan_records(r, limit, &bad);
-	release_scanned(r);
+	/* The scan read a header every few KiB, and the kernel's fault-around mapped the pages
+	 * between as well: the whole data section was resident before the walk began. The walk
+	 * reads it again in order and gives back what it has decoded (walk.c, map_consumed): give
+	 * these back now, or they stay resident beside everything the walk holds. */
+	reader__release_pages(r, r->data_start, r->data_end);
 	if (recover) {
 		r->warnings |= PERF_READER_W_RECOVERED;
 		if (any_feature(r))
@@ -855,6 +856,7 @@ void perf_reader__free(struct perf_reader *r)
 		free(r->allocs[i]);
 	free(r->allocs);
 	free(r->attrs);
+	free(r->places);
 	free(r->ids);
 	free(r->id_index);
 	ZSTD_freeDCtx(r->ds);

@@ -17,6 +17,7 @@
 
 #include "perf/features.h"
 #include "perf/reader.h"
+#include "perf/sample.h"
 
 /* Time-ordered mode queues at most this much (entries and copied records); past it the oldest
  * half is delivered early, as perf does when its ordered-events memory runs out. Bounds memory
@@ -63,6 +64,10 @@ struct perf_reader {
 
 	struct perf_reader_attr *attrs;
 	size_t nr_attrs;
+	/* per attr: where its records carry their time and CPU (perf_sample__place) */
+	struct attr_places {
+		struct perf_sample_place time, cpu;
+	} *places;
 	uint64_t *ids;
 	struct id_entry *id_index;
 	size_t nr_id_index;
@@ -107,6 +112,11 @@ struct perf_reader {
 	void **allocs;
 	size_t nr_allocs, cap_allocs;
 };
+
+/* Give back the mapping's whole pages within file bytes [lo, hi) (MADV_DONTNEED on the read-only
+ * private mapping: a later read faults the same bytes in again from the page cache). Returns
+ * the file offset up to which pages were given back, or lo when none were. */
+uint64_t reader__release_pages(const struct perf_reader *r, uint64_t lo, uint64_t hi);
 
 /* The cache of free blocks, unmapped (walk.c). */
 void walk_free_blocks(struct perf_reader *r);

@@ -218,6 +218,39 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	return c.left ? -EMSGSIZE : 0;
 }
 
+struct perf_sample_place perf_sample__place(const struct perf_event_attr *attr, uint64_t bit)
+{
+	/* a sample's fields up to CPU, and the trailer's, in the kernel's order */
+	static const uint64_t fields[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+					   PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+					   PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU };
+	static const uint64_t trailer[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+					    PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+					    PERF_SAMPLE_IDENTIFIER };
+	uint64_t type = attr->sample_type;
+	struct perf_sample_place pl = { -1, 0 };
+	size_t i, n;
+	bool in_trailer = false;
+
+	if (!(type & bit))
+		return pl;
+	for (i = 0, n = 0; i < sizeof(fields) / sizeof(fields[0]) && fields[i] != bit; i++)
+		n += !!(type & fields[i]);
+	if (i < sizeof(fields) / sizeof(fields[0]))
+		pl.sample_off = (int)(8 + 8 * n);
+	/* counted from the record's end: the field itself and those after it */
+	for (i = sizeof(trailer) / sizeof(trailer[0]), n = 1; i > 0; i--) {
+		if (trailer[i - 1] == bit) {
+			in_trailer = true;
+			break;
+		}
+		n += !!(type & trailer[i - 1]);
+	}
+	if (attr->sample_id_all && in_trailer)
+		pl.id_back = (int)(8 * n);
+	return pl;
+}
+
 int perf_sample__parse_id(const struct perf_event_attr *attr, const struct perf_event_header *rec,
 			  struct perf_sample *ret)
 {

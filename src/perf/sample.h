@@ -44,6 +44,18 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 int perf_sample__parse_id(const struct perf_event_attr *attr, const struct perf_event_header *rec,
 			  struct perf_sample *ret);
 
+/* Where field `bit` lies in the records laid out for attr, for readers that want one field of
+ * every record without decoding it: bit is one of the fields a sample carries at a fixed place
+ * (IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU) that the sample_id trailer may carry too.
+ * sample_off: its byte offset in a SAMPLE record, -1 when not sampled. id_back: bytes from the
+ * end of any other record to it, 0 when that record has no sample_id or it is not in it. A
+ * record must be checked to be long enough (sample_off + 8, or id_back + header). */
+struct perf_sample_place {
+	int sample_off;
+	int id_back;
+};
+struct perf_sample_place perf_sample__place(const struct perf_event_attr *attr, uint64_t bit);
+
 /* Value of perf register reg (PERF_X86_*) in s, or false when it was not sampled. */
 bool perf_sample__reg(const struct perf_sample *s, int reg, uint64_t *ret);
 

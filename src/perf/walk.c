@@ -11,54 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "perf/reader_int.h"
 #include "perf/ring_order.h"
 
 /* ---- record classification: the time of a whole record ---- */
 
-/* Where field `bit` (PERF_SAMPLE_TIME or PERF_SAMPLE_CPU) of a whole record lies: among a
- * sample's fields, or in the sample_id trailer of the others (sample_id_all); NULL when the
- * record carries none. */
-static const uint8_t *id_field(const struct perf_reader *r, const struct perf_event_header *rec,
-			       int idx, uint64_t bit)
+/* Field pl of a whole record (perf_sample__place), or NULL when the record carries none. */
+static const uint8_t *id_field(const struct perf_event_header *rec, struct perf_sample_place pl)
 {
-	/* a sample's fields up to CPU, and the trailer's, in the kernel's order */
-	static const uint64_t fields[] = { PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
-					   PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
-					   PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU };
-	static const uint64_t trailer[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
-					    PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
-					    PERF_SAMPLE_IDENTIFIER };
-	size_t words = (rec->size - sizeof(*rec)) / 8, pos = 0, i;
-	const struct perf_event_attr *a;
-	uint64_t type;
-
-	if (idx < 0)
-		return NULL;
-	a = &r->attrs[idx].attr;
-	type = a->sample_type;
-	if (!(type & bit))
-		return NULL;
-	if (rec->type == PERF_RECORD_SAMPLE) {
-		for (i = 0; fields[i] != bit; i++)
-			pos += !!(type & fields[i]);
-		return pos < words ? (const uint8_t *)(rec + 1) + 8 * pos : NULL;
-	}
-	if (!a->sample_id_all)
-		return NULL;
-	/* counted from the record's end: the field itself and those after it */
-	for (i = sizeof(trailer) / sizeof(trailer[0]); trailer[i - 1] != bit; i--)
-		pos += !!(type & trailer[i - 1]);
-	pos++;
-	return pos <= words ? (const uint8_t *)rec + rec->size - 8 * pos : NULL;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return pl.sample_off >= 0 && (size_t)pl.sample_off + 8 <= rec->size ?
+			       (const uint8_t *)rec + pl.sample_off : NULL;
+	return pl.id_back && (size_t)pl.id_back + sizeof(*rec) <= rec->size ?
+		       (const uint8_t *)rec + rec->size - pl.id_back : NULL;
 }
 
 static uint64_t record_time(const struct perf_reader *r, const struct perf_event_header *rec,
 			    int idx)
 {
-	const uint8_t *p = id_field(r, rec, idx, PERF_SAMPLE_TIME);
+	const uint8_t *p = idx < 0 ? NULL : id_field(rec, r->places[idx].time);
 
 	return p ? rd64(p) : PERF_READER_NO_TIME;
 }
@@ -67,7 +39,7 @@ static uint64_t record_time(const struct perf_reader *r, const struct perf_event
 static uint32_t record_cpu(const struct perf_reader *r, const struct perf_event_header *rec,
 			   int idx)
 {
-	const uint8_t *p = id_field(r, rec, idx, PERF_SAMPLE_CPU);
+	const uint8_t *p = idx < 0 ? NULL : id_field(rec, r->places[idx].cpu);
 
 	return p ? rd32(p) : UINT32_MAX;
 }
@@ -805,32 +777,18 @@ static int decompress(struct walk *w, struct decoder *d, const uint8_t *payload,
 /* The records of the file in order, COMPRESSED ones decoded; ends with IT_END (or a stop). */
 /* The pages of the mapping that hold only COMPRESSED records are read once, by the decoding
  * side, and nothing points into them once it has decoded or gathered their bytes: they are
- * given back (MADV_DONTNEED on a read-only private mapping: a later read faults the same bytes
- * in from the page cache), each run of such records whole pages inward once it holds
+ * given back (reader__release_pages), each run of such records whole pages inward once it holds
  * REL_BYTES, or where a plain record (which may be queued, pointed into) ends it. Without
  * this, the mapping's pages stayed resident to the end: on a perf -z file a quarter of
  * preport's peak memory. */
 #define REL_BYTES ((uint64_t)4 << 20)
-
-static void map_release(struct walk *w)
-{
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	uintptr_t base = (uintptr_t)w->r->map;
-	uintptr_t lo = (base + w->rel_lo + pg - 1) & ~(pg - 1), hi = (base + w->rel_hi) & ~(pg - 1);
-
-	if (hi > lo) {
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-		w->rel_lo = hi - base; /* the rest of its last page goes with the next release */
-	}
-}
 
 /* The record at [off, end) has been taken from the mapping (compressed: its payload decoded or
  * gathered). */
 static void map_consumed(struct walk *w, uint64_t off, uint64_t end, bool compressed)
 {
 	if (!compressed) {
-		if (w->rel_hi > w->rel_lo)
-			map_release(w);
+		reader__release_pages(w->r, w->rel_lo, w->rel_hi);
 		w->rel_lo = w->rel_hi = end;
 		return;
 	}
@@ -838,7 +796,7 @@ static void map_consumed(struct walk *w, uint64_t off, uint64_t end, bool compre
 		w->rel_lo = off;
 	w->rel_hi = end;
 	if (w->rel_hi - w->rel_lo >= REL_BYTES)
-		map_release(w);
+		w->rel_lo = reader__release_pages(w->r, w->rel_lo, w->rel_hi);
 }
 
 static int produce(struct walk *w)

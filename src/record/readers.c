@@ -183,7 +183,7 @@ static int on_record(void *ctx, const struct perf_event_header *h)
 		if (p->stacks)
 			rd->staged -= compact_stack(p, (struct perf_event_header *)(rd->staging +
 										     rd->staged - h->size));
-		if (p->time_off >= 0 && h->size >= p->time_off + 8) {
+		if (t) {
 			if (!rd->first_time || t < rd->first_time)
 				rd->first_time = t;
 			if (t > rd->last_time)
@@ -515,32 +515,6 @@ static void reader_main(void *arg)
 	pthread_mutex_unlock(&p->done_lock);
 }
 
-static int sample_time_offset(uint64_t st)
-{
-	int off = 8;
-
-	if (!(st & PERF_SAMPLE_TIME))
-		return -1;
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		off += 8;
-	if (st & PERF_SAMPLE_IP)
-		off += 8;
-	if (st & PERF_SAMPLE_TID)
-		off += 8;
-	return off;
-}
-
-/* sample_id is tid, time, id, stream_id, cpu, identifier, each when asked for */
-static int id_time_back(const struct perf_event_attr *a)
-{
-	uint64_t st = a->sample_type;
-
-	if (!a->sample_id_all || !(st & PERF_SAMPLE_TIME))
-		return 0;
-	return 8 * (1 + !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
-		    !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
-}
-
 void readers__free(struct readers *p)
 {
 	if (!p)
@@ -590,8 +564,12 @@ struct readers *readers__start(const struct readers_opts *o)
 	p->nr = o->nr_readers ? o->nr_readers : nr_rings;
 	if (p->nr > nr_rings)
 		p->nr = nr_rings;
-	p->time_off = sample_time_offset(o->attr->sample_type);
-	p->id_time_back = id_time_back(o->attr);
+	{
+		struct perf_sample_place pl = perf_sample__place(o->attr, PERF_SAMPLE_TIME);
+
+		p->time_off = pl.sample_off;
+		p->id_time_back = pl.id_back;
+	}
 	p->stacks = o->attr->sample_type & PERF_SAMPLE_STACK_USER;
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->r = calloc(p->nr, sizeof(*p->r));
