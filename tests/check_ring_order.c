@@ -137,13 +137,15 @@ static void write_file(const char *path, enum claim claim, uint64_t back)
 	case BAD_VERSION: {
 		uint8_t p[24] = { 2, 0, 0, 0, 2, 0, 0, 0, 0xe0, 0x2e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 
-		ck_assert_int_eq(perf_writer__set_private(w, RING_ORDER_TAG, p, sizeof(p)), 0);
+		ck_assert_int_eq(perf_writer__set_private(w, RING_ORDER_TAG,
+							  &(struct iovec){ p, sizeof(p) }, 1), 0);
 		break;
 	}
 	case SHORT_PAYLOAD: { /* claims 3 CPUs, lists 2 */
 		uint8_t p[24] = { 1, 0, 0, 0, 3, 0, 0, 0, 0xe0, 0x2e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
 
-		ck_assert_int_eq(perf_writer__set_private(w, RING_ORDER_TAG, p, sizeof(p)), 0);
+		ck_assert_int_eq(perf_writer__set_private(w, RING_ORDER_TAG,
+							  &(struct iovec){ p, sizeof(p) }, 1), 0);
 		break;
 	}
 	case DUP_CPUS:
@@ -330,7 +332,8 @@ START_TEST(test_encoding)
 	/* beside another private section (below it, written first whatever the call order) */
 	ck_assert_int_eq(ring_order__write(w, &(struct ring_order){ .max_back_ns = 12345, .nr_cpus = 3,
 							      .cpus = cpus }), 0);
-	ck_assert_int_eq(perf_writer__set_private(w, RING_ORDER_TAG - 1, other, 8), 0);
+	ck_assert_int_eq(perf_writer__set_private(w, RING_ORDER_TAG - 1,
+						  &(struct iovec){ other, 8 }, 1), 0);
 	ck_assert_int_eq(perf_writer__finalize(w), 0);
 	perf_writer__free(w);
 

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "perf/reader.h"
@@ -13,22 +12,15 @@
 
 int pause_stats__write(struct perf_writer *w, const struct pause_stats *ps)
 {
-	size_t len = HDR_SIZE + (size_t)ps->nr_rings * 8;
-	uint8_t *buf = calloc(1, len);
+	uint8_t hdr[HDR_SIZE] = { 0 };
 	uint32_t v32[2] = { 1, ps->nr_rings };
 	uint64_t v64[4] = { ps->pauses, ps->paused_ns, ps->longest_ns, ps->recording_ns };
-	int r;
+	struct iovec iov[2] = { { hdr, HDR_SIZE }, { (void *)ps->by_ring, (size_t)ps->nr_rings * 8 } };
 
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, v32, 8);
-	memcpy(buf + 8, v64, 32);
-	memcpy(buf + 40, ps->mechanism, strnlen(ps->mechanism, PAUSE_STATS_MECH_LEN - 1));
-	if (ps->nr_rings)
-		memcpy(buf + HDR_SIZE, ps->by_ring, (size_t)ps->nr_rings * 8);
-	r = perf_writer__set_private(w, PAUSE_STATS_TAG, buf, len);
-	free(buf);
-	return r;
+	memcpy(hdr, v32, 8);
+	memcpy(hdr + 8, v64, 32);
+	memcpy(hdr + 40, ps->mechanism, strnlen(ps->mechanism, PAUSE_STATS_MECH_LEN - 1));
+	return perf_writer__set_private(w, PAUSE_STATS_TAG, iov, 2);
 }
 
 int pause_stats__read(const struct perf_reader *r, struct pause_stats *ret)

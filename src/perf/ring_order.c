@@ -1,8 +1,7 @@
-/* Encoding and decoding of the ring-order feature section; see ring_order.h. */
+/* Encoding and decoding of the ring-order section of the trailer; see ring_order.h. */
 #include "perf/ring_order.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "perf/reader.h"
@@ -12,20 +11,13 @@
 
 int ring_order__write(struct perf_writer *w, const struct ring_order *o)
 {
-	size_t len = HDR_SIZE + (size_t)o->nr_cpus * 4;
-	uint8_t *buf = malloc(len);
+	uint8_t hdr[HDR_SIZE];
 	uint32_t v32[2] = { 1, o->nr_cpus };
-	int r;
+	struct iovec iov[2] = { { hdr, HDR_SIZE }, { (void *)o->cpus, (size_t)o->nr_cpus * 4 } };
 
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, v32, 8);
-	memcpy(buf + 8, &o->max_back_ns, 8);
-	if (o->nr_cpus)
-		memcpy(buf + HDR_SIZE, o->cpus, (size_t)o->nr_cpus * 4);
-	r = perf_writer__set_private(w, RING_ORDER_TAG, buf, len);
-	free(buf);
-	return r;
+	memcpy(hdr, v32, 8);
+	memcpy(hdr + 8, &o->max_back_ns, 8);
+	return perf_writer__set_private(w, RING_ORDER_TAG, iov, 2);
 }
 
 int ring_order__read(const struct perf_reader *r, struct ring_order *ret)

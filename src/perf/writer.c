@@ -447,19 +447,26 @@ int perf_writer__add_build_id(struct perf_writer *w, const char *path, bool kern
 	return 0;
 }
 
-int perf_writer__set_private(struct perf_writer *w, uint32_t tag, const void *data, size_t len)
+int perf_writer__set_private(struct perf_writer *w, uint32_t tag, const struct iovec *iov,
+			     int iovcnt)
 {
 	struct pw_private *p;
-	void *copy;
-	size_t i;
+	size_t i, len = 0, at = 0;
+	uint8_t *copy;
 	int r = 0;
 
+	for (int k = 0; k < iovcnt; k++)
+		len += iov[k].iov_len;
 	if (!w || !tag || !len || len > UINT32_MAX)
 		return -EINVAL;
 	copy = malloc(len);
 	if (!copy)
 		return -ENOMEM;
-	memcpy(copy, data, len);
+	for (int k = 0; k < iovcnt; k++) {
+		if (iov[k].iov_len)
+			memcpy(copy + at, iov[k].iov_base, iov[k].iov_len);
+		at += iov[k].iov_len;
+	}
 	pthread_mutex_lock(&w->lock);
 	for (i = 0; i < w->nr_priv && w->priv[i].tag < tag; i++)
 		;

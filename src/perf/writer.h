@@ -111,11 +111,13 @@ int perf_writer__add_build_id(struct perf_writer *w, const char *path, bool kern
 /* Private sections a writer holds at most. */
 #define PRIVATE_MAX 4
 
-/* Set the payload of private section `tag` (non-zero), written at finalize in the file's trailer
- * after perf's features (see PERF_TRAILER_MAGIC; perf never reads it), by ascending tag. A later
- * call for the same tag replaces its payload. Returns 0, -EINVAL (tag 0, no payload, or
- * PRIVATE_MAX others set) or -ENOMEM. */
-int perf_writer__set_private(struct perf_writer *w, uint32_t tag, const void *data, size_t len);
+/* Set the payload of private section `tag` (non-zero), the iovcnt pieces of iov one after the
+ * other (copied), written at finalize in the file's trailer after perf's features (see
+ * PERF_TRAILER_MAGIC; perf never reads it), by ascending tag. A later call for the same tag
+ * replaces its payload. Returns 0, -EINVAL (tag 0, no payload, or PRIVATE_MAX others set) or
+ * -ENOMEM. */
+int perf_writer__set_private(struct perf_writer *w, uint32_t tag, const struct iovec *iov,
+			     int iovcnt);
 
 /* Bring the header's data size up to date (call at least once a second): one pwrite of the
  * header, under the append lock so the size ends on a record boundary; no fsync. A no-op after
