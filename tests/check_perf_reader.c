@@ -5,6 +5,8 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -814,20 +816,18 @@ static int stop_at_first(const struct perf_reader_record *rec, void *ctx)
  * the same records, offsets, counts and damage), damaged or not as said, and once more with a
  * callback that stops at the first record (a frame being gathered then must not leak: ASan's
  * run): its samples, and the frames decoded apart. */
-static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged, uint64_t *ret_jobs)
+/* A file (at a fresh path, into path[]) of one cpu-clock attr laid out by layout. */
+static void write_frames_file(char *path, void (*layout)(struct perf_writer *w))
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
 				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
 				     .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
-	uint64_t id = 1, n;
+	uint64_t id = 1;
 	struct perf_writer_event ev = { "cpu-clock", &a, &id, 1 };
 	struct perf_writer_opts wo = { .events = &ev, .nr_events = 1, .comp_level = 1,
 				       .comp_mmap_len = COMPRESS_MAX_DECOMPRESSED };
-	char path[] = "/tmp/check_perf_reader_apart.XXXXXX";
 	int fd = mkstemp(path);
 	struct perf_writer *w;
-	struct perf_reader *r;
-	struct recs got;
 
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -836,6 +836,16 @@ static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged,
 	layout(w);
 	ck_assert_int_eq(perf_writer__finalize(w), 0);
 	perf_writer__free(w);
+}
+
+static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged, uint64_t *ret_jobs)
+{
+	char path[] = "/tmp/check_perf_reader_apart.XXXXXX";
+	struct perf_reader *r;
+	struct recs got;
+	uint64_t n;
+
+	write_frames_file(path, layout);
 	r = open_reader(path, NULL);
 	ck_assert_ptr_nonnull(r);
 	for (int ordered = 0; ordered < 2; ordered++) {
@@ -911,6 +921,108 @@ START_TEST(test_frames_decoded_apart)
 	ck_assert_uint_eq(jobs, 30 + 1 + 2);
 	ck_assert_uint_eq(frames_file(layout_stream, false, &jobs), 200);
 	ck_assert_uint_eq(jobs, 0);
+}
+END_TEST
+
+/* Three helper threads decode frames for the walk (perf_reader__decode_ahead, one at a time)
+ * while the calling thread holds its first record until a helper has decoded one: the decoding
+ * thread then leaves the frames ahead to them. The records are those of a walk on one thread,
+ * in order and time order; once the walk is over, no helper finds anything to decode. */
+struct ahead_ctx {
+	struct perf_reader *r;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int decoded;
+	bool stop, waited;
+	struct recs got;
+};
+
+static void *ahead_helper(void *arg)
+{
+	struct ahead_ctx *c = arg;
+
+	for (;;) {
+		bool did = perf_reader__decode_ahead(c->r);
+
+		pthread_mutex_lock(&c->lock);
+		c->decoded += did;
+		pthread_cond_broadcast(&c->cond);
+		if (c->stop) {
+			pthread_mutex_unlock(&c->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!did)
+			sched_yield();
+	}
+}
+
+static int ahead_collect(const struct perf_reader_record *rr, void *ctx)
+{
+	struct ahead_ctx *c = ctx;
+
+	if (!c->waited) {
+		pthread_mutex_lock(&c->lock);
+		while (!c->decoded)
+			pthread_cond_wait(&c->cond, &c->lock);
+		pthread_mutex_unlock(&c->lock);
+		c->waited = true;
+	}
+	return collect(rr, &c->got);
+}
+
+START_TEST(test_frames_decode_ahead)
+{
+	char path[] = "/tmp/check_perf_reader_ahead.XXXXXX";
+	struct perf_reader *r;
+	struct ahead_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	pthread_t t[3];
+
+	write_frames_file(path, layout_apart);
+	r = open_reader(path, NULL);
+	ck_assert_ptr_nonnull(r);
+	c.r = r;
+	ck_assert(!perf_reader__decode_ahead(r)); /* no walk */
+	for (int ordered = 0; ordered < 2; ordered++) {
+		struct recs one = read_once(r, ordered);
+		unsigned int before;
+
+		perf_reader__set_decode_thread(r, true);
+		perf_reader__set_frame_helper(r, true);
+		c.got = (struct recs){ .r = r };
+		c.waited = false;
+		c.decoded = 0;
+		c.stop = false;
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(pthread_create(&t[i], NULL, ahead_helper, &c), 0);
+		ck_assert_int_eq((ordered ? perf_reader__for_each_ordered :
+					    perf_reader__for_each)(r, ahead_collect, &c), 0);
+		pthread_mutex_lock(&c.lock);
+		before = c.decoded;
+		pthread_mutex_unlock(&c.lock);
+		ck_assert(!perf_reader__decode_ahead(r)); /* the walk is over */
+		pthread_mutex_lock(&c.lock);
+		c.stop = true;
+		pthread_mutex_unlock(&c.lock);
+		for (int i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		ck_assert_uint_ge(before, 1);
+		ck_assert_uint_eq(c.decoded, before);
+		ck_assert_uint_eq(perf_reader__frame_jobs(r), 30 + 1 + 2);
+		ck_assert_uint_eq(c.got.n, one.n);
+		ck_assert_int_eq(c.got.bad_samples, 0);
+		for (size_t i = 0; i < one.n; i++) {
+			ck_assert_uint_eq(c.got.v[i].offset, one.v[i].offset);
+			ck_assert_uint_eq(c.got.v[i].sum, one.v[i].sum);
+			ck_assert_uint_eq(c.got.v[i].time, one.v[i].time);
+		}
+		perf_reader__set_decode_thread(r, false);
+		perf_reader__set_frame_helper(r, false);
+		free(one.v);
+		free(c.got.v);
+	}
+	perf_reader__free(r);
+	unlink(path);
 }
 END_TEST
 
@@ -1812,6 +1924,7 @@ Suite *perf_reader_suite(void)
 	tcase_add_test(tc, test_long_frame_after_whole_one);
 	tcase_add_test(tc, test_skippable_and_cut_frames);
 	tcase_add_test(tc, test_frames_decoded_apart);
+	tcase_add_test(tc, test_frames_decode_ahead);
 	tcase_add_test(tc, test_frames_apart_edges);
 	tcase_add_test(tc, test_perf_dwarf);
 	tcase_add_test(tc, test_perf_dwarf_stacks);

@@ -652,6 +652,8 @@ struct perf_reader *perf_reader__new(const struct perf_reader_opts *opts)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->block_lock, NULL);
+	pthread_mutex_init(&r->help_lock, NULL);
+	pthread_cond_init(&r->help_cond, NULL);
 	r->ordered_max_bytes = opts && opts->ordered_max_bytes ? opts->ordered_max_bytes :
 								  ORDERED_MAX_BYTES;
 	return r;
@@ -862,7 +864,10 @@ void perf_reader__free(struct perf_reader *r)
 	ZSTD_freeDCtx(r->ds);
 	ZSTD_freeDCtx(r->job_ds[0]);
 	ZSTD_freeDCtx(r->job_ds[1]);
+	ZSTD_freeDCtx(r->job_ds[2]);
 	pthread_mutex_destroy(&r->block_lock);
+	pthread_mutex_destroy(&r->help_lock);
+	pthread_cond_destroy(&r->help_cond);
 	walk_free_blocks(r);
 	free(r);
 }

@@ -176,6 +176,15 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
  * more than 32 MiB is decoded as one stream, as is the rest of its file. Off (the default), the
  * calling thread does everything. */
 void perf_reader__set_decode_thread(struct perf_reader *r, bool on);
+/* With on (and a decoding thread), that thread leaves the frames ahead of the calling thread to
+ * perf_reader__decode_ahead: it only finds and gathers them, and the calling thread decodes any
+ * it reaches first. For a caller with threads of its own that are idle at times (preport's
+ * unwinding workers between batches): a decoding thread that decoded too was a third busy
+ * thread on two CPUs, and -j 2 took 17% longer on precord's files. */
+void perf_reader__set_frame_helper(struct perf_reader *r, bool on);
+/* Any thread, during an iteration with a decoding thread and a frame helper: decode the next
+ * frame nobody decodes yet. False when there was none (or another thread is helping). */
+bool perf_reader__decode_ahead(struct perf_reader *r);
 /* The zstd frames the last iteration decoded apart (0 without a decoding thread). */
 uint64_t perf_reader__frame_jobs(const struct perf_reader *r);
 

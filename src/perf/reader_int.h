@@ -57,6 +57,8 @@ struct feat_section {
 	uint64_t offset, size;
 };
 
+struct walk;
+
 struct perf_reader {
 	const uint8_t *map;
 	size_t len;
@@ -101,12 +103,19 @@ struct perf_reader {
 
 	/* Kept across walks (a zstd window costs up to megabytes to set up); reset per walk. */
 	ZSTD_DStream *ds;
-	ZSTD_DCtx *job_ds[2];   /* frame jobs': the decoding, the delivering thread's */
+	ZSTD_DCtx *job_ds[3];   /* frame jobs': the decoding, the delivering, a helper thread's */
 	pthread_mutex_t block_lock; /* the free blocks and block_cap */
 	struct perf_reader_ref *free_blocks[BLOCK_CACHE];
 	size_t block_cap;       /* of new blocks: BLOCK_CAP, or more for a larger zstd window */
 	size_t nr_free_blocks;
 	bool decode_thread;     /* decode COMPRESSED records on a thread of their own */
+	bool frame_helper;      /* perf_reader__decode_ahead decodes the frames ahead, not it */
+	/* the threaded walk a helper may decode frames for (NULL: none), and whether one is in
+	 * it: the walk ends only once no helper is */
+	pthread_mutex_t help_lock;
+	pthread_cond_t help_cond;
+	struct walk *help_walk;
+	bool helping;
 
 	/* Everything the features allocated, freed at close. */
 	void **allocs;

@@ -59,6 +59,11 @@ void perf_reader__set_decode_thread(struct perf_reader *r, bool on)
 	r->decode_thread = on;
 }
 
+void perf_reader__set_frame_helper(struct perf_reader *r, bool on)
+{
+	r->frame_helper = on;
+}
+
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
 {
 	return r->nr_unordered;
@@ -162,6 +167,7 @@ struct walk {
 	struct perf_reader_stats *stats;
 	struct decoder dec;
 	struct decoder pdec, cdec; /* frame jobs' decoders on the decoding, the delivering side */
+	struct decoder hdec;       /* and a helper's (perf_reader__decode_ahead) */
 	struct pipe *pipe;  /* NULL: the decoder delivers as it goes, on the calling thread */
 	bool in_job;        /* the delivering side takes a frame job's items (not the pipe's) */
 	/* delivering side: decompressed bytes not yet delivered are data[head, end) of blk; a
@@ -1105,7 +1111,8 @@ static int jobs_help(struct walk *w, bool all)
 
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop && (all || p->nr_jobs >= JOBS_AHEAD)) {
-		struct frame_job *j = job_queued(p);
+		/* with a helper, the frames ahead are the helper's to decode */
+		struct frame_job *j = all || !w->r->frame_helper ? job_queued(p) : NULL;
 
 		if (j) {
 			job_run(w, &w->pdec, j);
@@ -1257,6 +1264,30 @@ static int produce_frames(struct walk *w)
 	return jobs_help(w, true);
 }
 
+bool perf_reader__decode_ahead(struct perf_reader *r)
+{
+	struct frame_job *j = NULL;
+	struct walk *w;
+
+	/* one helper at a time: it has one decoder */
+	pthread_mutex_lock(&r->help_lock);
+	w = r->helping ? NULL : r->help_walk;
+	if (w)
+		r->helping = true;
+	pthread_mutex_unlock(&r->help_lock);
+	if (!w)
+		return false;
+	pthread_mutex_lock(&w->pipe->lock);
+	if (!w->pipe->stop && (j = job_queued(w->pipe)))
+		job_run(w, &w->hdec, j);
+	pthread_mutex_unlock(&w->pipe->lock);
+	pthread_mutex_lock(&r->help_lock);
+	r->helping = false;
+	pthread_cond_broadcast(&r->help_cond);
+	pthread_mutex_unlock(&r->help_lock);
+	return j != NULL;
+}
+
 static void *decode_thread(void *arg)
 {
 	produce_frames(arg);
@@ -1299,6 +1330,12 @@ static void consume_pipe(struct walk *w)
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
+	/* no helper is in the walk once it is retracted: its jobs can go */
+	pthread_mutex_lock(&w->r->help_lock);
+	w->r->help_walk = NULL;
+	while (w->r->helping)
+		pthread_cond_wait(&w->r->help_cond, &w->r->help_lock);
+	pthread_mutex_unlock(&w->r->help_lock);
 	while (p->head != p->tail)
 		block_put(p->ring[p->head++ % PIPE_ITEMS].blk);
 	while (p->jobs) {
@@ -1322,6 +1359,7 @@ static void walk_records(struct walk *w)
 	w->dec.dsp = &r->ds;
 	w->pdec.dsp = &r->job_ds[0];
 	w->cdec.dsp = &r->job_ds[1];
+	w->hdec.dsp = &r->job_ds[2];
 
 	if (r->decode_thread && perf_reader__has_feature(r, FEAT_COMPRESSED) &&
 	    (p.ring = malloc(PIPE_ITEMS * sizeof(*p.ring)))) {
@@ -1331,6 +1369,11 @@ static void walk_records(struct walk *w)
 		if (pthread_create(&p.thread, NULL, decode_thread, w))
 			w->pipe = NULL;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (w->pipe && r->frame_helper) {
+			pthread_mutex_lock(&r->help_lock);
+			r->help_walk = w;
+			pthread_mutex_unlock(&r->help_lock);
+		}
 	}
 	if (w->pipe)
 		consume_pipe(w);
@@ -1341,6 +1384,7 @@ static void walk_records(struct walk *w)
 	decoder_fini(&w->dec);
 	decoder_fini(&w->pdec);
 	decoder_fini(&w->cdec);
+	decoder_fini(&w->hdec);
 }
 
 static void walk_fini(struct walk *w)

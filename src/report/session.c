@@ -2,7 +2,9 @@
  * on the calling thread; samples are gathered in batches, each sample holding its record in the
  * reader's decompressed block (no copy) and a reference to its process's map snapshot at its
  * time. Two batches alternate: while the workers unwind one, the calling thread reads the next;
- * then it helps finish the older one and hands its samples to the sinks, in order. Invariant: a
+ * then it helps finish the older one and hands its samples to the sinks, in order. A worker
+ * that has done its share of a batch decodes the file's next zstd frame (precord's files: the
+ * reader's decoding thread only finds them), so two CPUs carry two busy threads. Invariant: a
  * batch is delivered whole before any sample of a later batch, so sinks see time order.
  * Several files (a daemon's rotations) are read one after the other into the same machine and
  * sinks, as one recording: each is delivered whole before the next is read. */
@@ -54,7 +56,8 @@ struct batch {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int pending;
-	struct job { struct batch *b; unsigned int slot; } *jobs; /* one per worker */
+	/* one per worker; r: the file the batch is from */
+	struct job { struct batch *b; unsigned int slot; struct perf_reader *r; } *jobs;
 };
 
 struct report_session {
@@ -214,12 +217,15 @@ static void batch_job(void *arg)
 {
 	struct job *j = arg;
 	struct batch *b = j->b;
+	struct perf_reader *r = j->r;
 
 	help(b, j->slot);
 	pthread_mutex_lock(&b->lock);
 	if (!--b->pending)
 		pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
+	/* its share done, a worker decodes the next zstd frame (the delivering thread would) */
+	perf_reader__decode_ahead(r);
 }
 
 /* Hand b to the workers (they start as soon as they are free). */
@@ -233,7 +239,7 @@ static void batch_start(struct report_session *s, struct batch *b)
 		pthread_mutex_lock(&b->lock);
 		b->pending++;
 		pthread_mutex_unlock(&b->lock);
-		b->jobs[i] = (struct job){ b, i + 1 };
+		b->jobs[i] = (struct job){ b, i + 1, s->cur };
 		if (wq__submit(s->wq, i, batch_job, &b->jobs[i]) < 0) {
 			pthread_mutex_lock(&b->lock);
 			b->pending--;
@@ -605,6 +611,7 @@ static int session_setup(struct report_session *s)
 	s->nr_threads = s->opts.jobs ? s->opts.jobs : (unsigned int)(online > 0 ? online : 1);
 	/* with more than one thread, zstd decodes ahead of the pass on a thread of its own */
 	perf_reader__set_decode_thread(s->r, s->nr_threads > 1);
+	perf_reader__set_frame_helper(s->r, s->nr_threads > 1);
 	s->st.nr_attrs = na ? na : 1;
 	s->attr_samples = calloc(s->st.nr_attrs, sizeof(uint64_t));
 	s->attr_lost = calloc(s->st.nr_attrs, sizeof(uint64_t));
@@ -780,6 +787,7 @@ int report_session__add_file(struct report_session *s, const char *path)
 	s->more = n;
 	s->more[s->nr_more++] = (struct input){ r, (char *)path };
 	perf_reader__set_decode_thread(r, s->nr_threads > 1); /* as the first file's */
+	perf_reader__set_frame_helper(r, s->nr_threads > 1);
 	return 0;
 }
 
