@@ -159,12 +159,12 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx);
 
 /* The same records in the order perf 6.1 delivers them: records with a time are queued and, at
  * each FINISHED_ROUND, those not later than the largest time seen at the previous round are
- * delivered sorted (ties in file order); the rest at the end. Records without time and perf's
- * own records are delivered when read, FINISHED_ROUND after its flush. Memory holds one round's
- * records (the whole file when it has no rounds), capped by opts.ordered_max_bytes. A file with
- * precord's ring-order claim (perf/ring_order.h) has records delivered earlier too, once no
- * CPU's records to come can be older: the same order, fewer held. Returns like
- * perf_reader__for_each. */
+ * delivered sorted (ties in file order); the rest at the end. Records without time (or of time
+ * 0, which perf takes for none) and perf's own records are delivered when read, FINISHED_ROUND
+ * after its flush. Memory holds one round's records (the whole file when it has no rounds),
+ * capped by opts.ordered_max_bytes. A file with precord's ring-order claim (perf/ring_order.h)
+ * has records delivered earlier too, once no CPU's records to come can be older: the same
+ * order, fewer held. Returns like perf_reader__for_each. */
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx);
 /* With on, the iterations decode a file's COMPRESSED records on a thread of their own, ahead of
  * the calling thread that delivers them (the callback still runs on the calling thread, and

@@ -1597,6 +1597,16 @@ static int stream_note(struct walk *w, const struct perf_reader_record *rec)
 	return flush_until(w, least - w->stream_back - 1);
 }
 
+/* Whether perf 6.1 queues rec for the time order. A time of 0 it takes for none
+ * (ordered_events__queue: -ETIME) and delivers the record when read, never counted out of
+ * order: perf record's records made from /proc, the LOST_SAMPLES it writes after the last
+ * round, precord's records of time 0. Queued, that LOST_SAMPLES would count as out of order
+ * against the last round's flush where perf counts none. */
+static bool timed(const struct perf_reader_record *rec)
+{
+	return rec->time && rec->time != PERF_READER_NO_TIME;
+}
+
 static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 {
 	struct qent *e;
@@ -1611,7 +1621,7 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 		err = w->fn(rec, w->ctx);
 		return err ? fail(w, err) : 0;
 	}
-	if (rec->time == PERF_READER_NO_TIME) {
+	if (!timed(rec)) {
 		err = w->fn(rec, w->ctx);
 		return err ? fail(w, err) : 0;
 	}
@@ -1640,7 +1650,7 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 	w->queued_bytes += sizeof(*e) + rec->hdr->size;
 	if (w->queued_bytes > w->peak_queued)
 		w->peak_queued = w->queued_bytes;
-	if (w->nr_streams && rec->time && stream_note(w, rec))
+	if (w->nr_streams && stream_note(w, rec))
 		return STOP;
 	if (w->queued_bytes > w->r->ordered_max_bytes) {
 		while (w->nr_heap && w->queued_bytes > w->r->ordered_max_bytes / 2)
