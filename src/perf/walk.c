@@ -189,9 +189,10 @@ struct walk {
 	uint64_t *stream_last;
 	uint32_t nr_streams, stream_min; /* stream_min: a stream whose last time is the least */
 	uint64_t stream_back;            /* the claim's largest step back in a ring */
-	/* decoding side: a run of COMPRESSED records, [rel_lo, rel_hi) of the file, decoded or
-	 * gathered already (see map_consumed) */
+	/* decoding side: a run from a COMPRESSED record, [rel_lo, rel_hi) of the file, decoded or
+	 * gathered already (see map_consumed); rel_open: there is one */
 	uint64_t rel_lo, rel_hi;
+	bool rel_open;
 };
 
 static int fail(struct walk *w, int err)
@@ -781,25 +782,32 @@ static int decompress(struct walk *w, struct decoder *d, const uint8_t *payload,
 }
 
 /* The records of the file in order, COMPRESSED ones decoded; ends with IT_END (or a stop). */
-/* The pages of the mapping that hold only COMPRESSED records are read once, by the decoding
- * side, and nothing points into them once it has decoded or gathered their bytes: they are
- * given back (reader__release_pages), each run of such records whole pages inward once it holds
- * REL_BYTES, or where a plain record (which may be queued, pointed into) ends it. Without
- * this, the mapping's pages stayed resident to the end: on a perf -z file a quarter of
- * preport's peak memory. */
+/* The pages of the mapping that hold COMPRESSED records are read once, by the decoding side,
+ * and nothing points into them once it has decoded or gathered their bytes: they are given back
+ * (reader__release_pages), each run of such records whole pages inward once it holds
+ * REL_BYTES. Without this, the mapping's pages stayed resident to the end: on a perf -z file a
+ * quarter of preport's peak memory. The plain records between them (perf -z's FINISHED_ROUND
+ * after every few) stay in the run: the mapping is the file's, read-only, so a released page
+ * that one of them may still be read from (queued, or handed on to the delivering thread) is
+ * read back from the page cache on that access. Ended at each, the runs were a few KiB and
+ * each release a TLB shootdown of the other threads' CPUs: 627 on a 24 MB perf -z file. A run
+ * starts at a COMPRESSED record: the pages of a file of plain records are not given back (they
+ * are what its queued records point into). */
 #define REL_BYTES ((uint64_t)4 << 20)
 
 /* The record at [off, end) has been taken from the mapping (compressed: its payload decoded or
  * gathered). */
 static void map_consumed(struct walk *w, uint64_t off, uint64_t end, bool compressed)
 {
-	if (!compressed) {
-		reader__release_pages(w->r, w->rel_lo, w->rel_hi);
-		w->rel_lo = w->rel_hi = end;
+	bool in_run = w->rel_open && w->rel_hi == off;
+
+	if (!compressed && !in_run) {
+		w->rel_open = false;
 		return;
 	}
-	if (w->rel_hi != off) /* not contiguous with the run (its first record) */
+	if (!in_run) /* a COMPRESSED record starts a run */
 		w->rel_lo = off;
+	w->rel_open = true;
 	w->rel_hi = end;
 	if (w->rel_hi - w->rel_lo >= REL_BYTES)
 		w->rel_lo = reader__release_pages(w->r, w->rel_lo, w->rel_hi);
