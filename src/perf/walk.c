@@ -190,7 +190,7 @@ struct walk {
 	uint32_t nr_streams, stream_min; /* stream_min: a stream whose last time is the least */
 	uint64_t stream_back;            /* the claim's largest step back in a ring */
 	/* decoding side: a run from a COMPRESSED record, [rel_lo, rel_hi) of the file, decoded or
-	 * gathered already (see map_consumed); rel_open: there is one */
+	 * gathered already (see map_consumed); rel_open: a COMPRESSED record began one */
 	uint64_t rel_lo, rel_hi;
 	bool rel_open;
 };
@@ -792,7 +792,7 @@ static int decompress(struct walk *w, struct decoder *d, const uint8_t *payload,
  * read back from the page cache on that access. Ended at each, the runs were a few KiB and
  * each release a TLB shootdown of the other threads' CPUs: 627 on a 24 MB perf -z file. A run
  * starts at a COMPRESSED record: the pages of a file of plain records are not given back (they
- * are what its queued records point into). */
+ * would only be read back for its queued records). */
 #define REL_BYTES ((uint64_t)4 << 20)
 
 /* The record at [off, end) has been taken from the mapping (compressed: its payload decoded or
@@ -853,8 +853,10 @@ static int produce(struct walk *w)
  * run of COMPRESSED records). With a decoding thread, that thread finds where each frame ends by
  * reading its frame and block headers (without decoding), gathers its bytes into a job and
  * pushes an IT_FRAME item. The job is decoded by whichever side is free: the decoding thread once
- * it is JOBS_AHEAD frames ahead of the delivering one, or the delivering thread when it reaches a
- * job nobody has started, or must wait for one while another is still queued. A frame that a
+ * it is JOBS_AHEAD frames ahead of the delivering one (with a frame helper, only the frames left
+ * at the end of the file: perf_reader__decode_ahead's callers decode the ones ahead), or the
+ * delivering thread when it reaches a job nobody has started, or must wait for one while another
+ * is still queued. A frame that a
  * plain record interrupts, that grows past JOB_MAX_SRC (perf -z's one frame for the whole file),
  * or whose headers are not zstd's, goes to the one-stream decoder instead, and so does the rest
  * of the file: either way the same records come out, at the same offsets, with the same damage.
@@ -1110,8 +1112,9 @@ static void job_run(struct walk *w, struct decoder *d, struct frame_job *j)
 		pthread_cond_broadcast(&p->cond);
 }
 
-/* The decoding side, JOBS_AHEAD frames ahead: decode queued jobs until there is room to read on
- * (with all, until none is queued). STOP when the walk ends. */
+/* The decoding side, JOBS_AHEAD frames ahead: decode queued jobs (with a frame helper, wait)
+ * until there is room to read on; with all, decode until none is queued. STOP when the walk
+ * ends. */
 static int jobs_help(struct walk *w, bool all)
 {
 	struct pipe *p = w->pipe;

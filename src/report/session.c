@@ -611,7 +611,6 @@ static int session_setup(struct report_session *s)
 	s->nr_threads = s->opts.jobs ? s->opts.jobs : (unsigned int)(online > 0 ? online : 1);
 	/* with more than one thread, zstd decodes ahead of the pass on a thread of its own */
 	perf_reader__set_decode_thread(s->r, s->nr_threads > 1);
-	perf_reader__set_frame_helper(s->r, s->nr_threads > 1);
 	s->st.nr_attrs = na ? na : 1;
 	s->attr_samples = calloc(s->st.nr_attrs, sizeof(uint64_t));
 	s->attr_lost = calloc(s->st.nr_attrs, sizeof(uint64_t));
@@ -787,7 +786,6 @@ int report_session__add_file(struct report_session *s, const char *path)
 	s->more = n;
 	s->more[s->nr_more++] = (struct input){ r, (char *)path };
 	perf_reader__set_decode_thread(r, s->nr_threads > 1); /* as the first file's */
-	perf_reader__set_frame_helper(r, s->nr_threads > 1);
 	return 0;
 }
 
@@ -929,6 +927,9 @@ static int run_setup(struct report_session *s)
 		if (!s->wq)
 			s->nr_threads = 1; /* run on this thread alone */
 	}
+	/* only where workers will decode the frames ahead (not for count's or repair's walks) */
+	for (size_t i = 0; i <= s->nr_more; i++)
+		perf_reader__set_frame_helper(i ? s->more[i - 1].r : s->r, s->wq != NULL);
 	return 0;
 }
 
