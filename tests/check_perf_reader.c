@@ -817,8 +817,10 @@ static int stop_at_first(const struct perf_reader_record *rec, void *ctx)
  * the same records, offsets, counts and damage), damaged or not as said, and once more with a
  * callback that stops at the first record (a frame being gathered then must not leak: ASan's
  * run): its samples, and the frames decoded apart. */
-/* A file (at a fresh path, into path[]) of one cpu-clock attr laid out by layout. */
-static void write_frames_file(char *path, void (*layout)(struct perf_writer *w))
+/* A file of one cpu-clock attr laid out by layout, at /tmp/check_perf_reader_NAME.PID (into
+ * path, of len bytes). */
+static void write_frames_file(char *path, size_t len, const char *name,
+			      void (*layout)(struct perf_writer *w))
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
 				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1,
@@ -827,11 +829,9 @@ static void write_frames_file(char *path, void (*layout)(struct perf_writer *w))
 	struct perf_writer_event ev = { "cpu-clock", &a, &id, 1 };
 	struct perf_writer_opts wo = { .events = &ev, .nr_events = 1, .comp_level = 1,
 				       .comp_mmap_len = COMPRESS_MAX_DECOMPRESSED };
-	int fd = mkstemp(path);
 	struct perf_writer *w;
 
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	snprintf(path, len, "/tmp/check_perf_reader_%s.%d", name, (int)getpid());
 	w = perf_writer__open(path, &wo);
 	ck_assert_ptr_nonnull(w);
 	layout(w);
@@ -841,12 +841,12 @@ static void write_frames_file(char *path, void (*layout)(struct perf_writer *w))
 
 static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged, uint64_t *ret_jobs)
 {
-	char path[] = "/tmp/check_perf_reader_apart.XXXXXX";
+	char path[64];
 	struct perf_reader *r;
 	struct recs got;
 	uint64_t n;
 
-	write_frames_file(path, layout);
+	write_frames_file(path, sizeof(path), "apart", layout);
 	r = open_reader(path, NULL);
 	ck_assert_ptr_nonnull(r);
 	for (int ordered = 0; ordered < 2; ordered++) {
@@ -980,12 +980,12 @@ static int ahead_collect(const struct perf_reader_record *rr, void *ctx)
 
 START_TEST(test_frames_decode_ahead)
 {
-	char path[] = "/tmp/check_perf_reader_ahead.XXXXXX";
+	char path[64];
 	struct perf_reader *r;
 	struct ahead_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 	pthread_t t[3];
 
-	write_frames_file(path, layout_apart);
+	write_frames_file(path, sizeof(path), "ahead", layout_apart);
 	r = open_reader(path, NULL);
 	ck_assert_ptr_nonnull(r);
 	c.r = r;
