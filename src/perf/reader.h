@@ -172,10 +172,9 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
  * files: one per reader flush), that thread only finds each frame's end and gathers its bytes,
  * and the frames are decoded by both threads: by the decoding one when it is two frames
  * ahead (unless a frame helper does, below), by the calling one when it would otherwise wait.
- * A frame interrupted by a plain record,
- * longer than 16 MiB compressed (perf -z's one frame for the whole file) or that may decode to
- * more than 32 MiB is decoded as one stream, as is the rest of its file. Off (the default), the
- * calling thread does everything. */
+ * A frame interrupted by a plain record, longer than 16 MiB compressed (perf -z's one frame for
+ * the whole file) or that may decode to more than 32 MiB is decoded as one stream, as is the
+ * rest of its file. Off (the default), the calling thread does everything. */
 void perf_reader__set_decode_thread(struct perf_reader *r, bool on);
 /* With on (and a decoding thread; not to be changed during an iteration, which that thread
  * reads it in), that thread leaves the frames ahead of the calling thread to

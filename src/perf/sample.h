@@ -56,6 +56,18 @@ struct perf_sample_place {
 };
 struct perf_sample_place perf_sample__place(const struct perf_event_attr *attr, uint64_t bit);
 
+/* The field at place pl of a whole record (8 bytes there), or NULL when the record carries none
+ * (or is too short for it). */
+static inline const uint8_t *perf_sample__at(const struct perf_event_header *rec,
+					    struct perf_sample_place pl)
+{
+	if (rec->type == PERF_RECORD_SAMPLE)
+		return pl.sample_off >= 0 && (size_t)pl.sample_off + 8 <= rec->size ?
+			       (const uint8_t *)rec + pl.sample_off : NULL;
+	return pl.id_back && (size_t)pl.id_back + sizeof(*rec) <= rec->size ?
+		       (const uint8_t *)rec + rec->size - pl.id_back : NULL;
+}
+
 /* Value of perf register reg (PERF_X86_*) in s, or false when it was not sampled. */
 bool perf_sample__reg(const struct perf_sample *s, int reg, uint64_t *ret);
 

@@ -17,20 +17,10 @@
 
 /* ---- record classification: the time of a whole record ---- */
 
-/* Field pl of a whole record (perf_sample__place), or NULL when the record carries none. */
-static const uint8_t *id_field(const struct perf_event_header *rec, struct perf_sample_place pl)
-{
-	if (rec->type == PERF_RECORD_SAMPLE)
-		return pl.sample_off >= 0 && (size_t)pl.sample_off + 8 <= rec->size ?
-			       (const uint8_t *)rec + pl.sample_off : NULL;
-	return pl.id_back && (size_t)pl.id_back + sizeof(*rec) <= rec->size ?
-		       (const uint8_t *)rec + rec->size - pl.id_back : NULL;
-}
-
 static uint64_t record_time(const struct perf_reader *r, const struct perf_event_header *rec,
 			    int idx)
 {
-	const uint8_t *p = idx < 0 ? NULL : id_field(rec, r->places[idx].time);
+	const uint8_t *p = idx < 0 ? NULL : perf_sample__at(rec, r->places[idx].time);
 
 	return p ? rd64(p) : PERF_READER_NO_TIME;
 }
@@ -39,7 +29,7 @@ static uint64_t record_time(const struct perf_reader *r, const struct perf_event
 static uint32_t record_cpu(const struct perf_reader *r, const struct perf_event_header *rec,
 			   int idx)
 {
-	const uint8_t *p = idx < 0 ? NULL : id_field(rec, r->places[idx].cpu);
+	const uint8_t *p = idx < 0 ? NULL : perf_sample__at(rec, r->places[idx].cpu);
 
 	return p ? rd32(p) : UINT32_MAX;
 }
@@ -856,10 +846,10 @@ static int produce(struct walk *w)
  * it is JOBS_AHEAD frames ahead of the delivering one (with a frame helper, only the frames left
  * at the end of the file: perf_reader__decode_ahead's callers decode the ones ahead), or the
  * delivering thread when it reaches a job nobody has started, or must wait for one while another
- * is still queued. A frame that a
- * plain record interrupts, that grows past JOB_MAX_SRC (perf -z's one frame for the whole file),
- * or whose headers are not zstd's, goes to the one-stream decoder instead, and so does the rest
- * of the file: either way the same records come out, at the same offsets, with the same damage.
+ * is still queued. A frame that a plain record interrupts, that grows past JOB_MAX_SRC (perf
+ * -z's one frame for the whole file), or whose headers are not zstd's, goes to the one-stream
+ * decoder instead, and so does the rest of the file: either way the same records come out, at
+ * the same offsets, with the same damage.
  */
 /* Frames decoded ahead: on 270k-sample precord files (8 MiB frames then, 4 MiB now) -j 2 took
  * 0.72 s with 1, 0.53-0.61 with 2, 0.53-0.60 with 4, each frame ahead costing its size in peak

@@ -86,8 +86,7 @@ struct readers {
 	unsigned int nr;
 	int stop_fd;
 	atomic_bool stopping;
-	int time_off;  /* byte offset of the sample time in a SAMPLE record, -1 if absent */
-	int id_time_back; /* bytes from a non-sample record's end to its sample_id time, 0: none */
+	struct perf_sample_place time_at; /* where records carry their time */
 	_Atomic uint64_t max_back; /* the largest step back in time within a ring (drain order) */
 	bool stacks;   /* SAMPLE records carry user stacks */
 	_Atomic uint64_t records, samples, switches, lost_records, lost_events, bytes_read,
@@ -131,17 +130,14 @@ static size_t compact_stack(const struct readers *p, struct perf_event_header *r
 	return s.stack_size - keep;
 }
 
-/* A record's time, or 0: samples at time_off, the others in their sample_id trailer. */
+/* A record's time, or 0 when it carries none. */
 static uint64_t record_time(const struct readers *p, const struct perf_event_header *h)
 {
+	const uint8_t *at = perf_sample__at(h, p->time_at);
 	uint64_t t = 0;
 
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (p->time_off >= 0 && h->size >= p->time_off + 8)
-			memcpy(&t, (const char *)h + p->time_off, 8);
-	} else if (p->id_time_back && h->size >= sizeof(*h) + p->id_time_back) {
-		memcpy(&t, (const char *)h + h->size - p->id_time_back, 8);
-	}
+	if (at)
+		memcpy(&t, at, 8);
 	return t;
 }
 
@@ -564,12 +560,7 @@ struct readers *readers__start(const struct readers_opts *o)
 	p->nr = o->nr_readers ? o->nr_readers : nr_rings;
 	if (p->nr > nr_rings)
 		p->nr = nr_rings;
-	{
-		struct perf_sample_place pl = perf_sample__place(o->attr, PERF_SAMPLE_TIME);
-
-		p->time_off = pl.sample_off;
-		p->id_time_back = pl.id_back;
-	}
+	p->time_at = perf_sample__place(o->attr, PERF_SAMPLE_TIME);
 	p->stacks = o->attr->sample_type & PERF_SAMPLE_STACK_USER;
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->r = calloc(p->nr, sizeof(*p->r));
