@@ -254,7 +254,8 @@ static int deliver_item(struct report_session *s, struct item *it)
 	char nocomm[16];
 
 	/* perf names a thread it saw no COMM for ":TID" */
-	snprintf(nocomm, sizeof(nocomm), ":%d", (int32_t)it->s.tid);
+	if (!it->comm)
+		snprintf(nocomm, sizeof(nocomm), ":%d", (int32_t)it->s.tid);
 	struct report_session_sample rs = {
 		.attr = it->attr,
 		.raw = &it->s,
