@@ -526,6 +526,27 @@ START_TEST(test_kallsyms_file)
 	ck_assert_ptr_null(symtab__find_name(t, "hidden"));
 	symtab__free(t);
 
+	/* Read in pieces: a line longer than the read buffer (skipped), upper-case hex, an address
+	 * of more than 64 bits (skipped), a tab after the name, and a last line without its
+	 * newline. */
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 3 << 20; i++)
+		fputc('x', f);
+	fputs("\nFFFFFFFF81000100 T upper_fn\n"
+	      "1ffffffff81000200 T too_wide\n"
+	      "ffffffff81000300 t tab_fn\t[mod]\n"
+	      "ffffffff81000400 T last_fn", f);
+	fclose(f);
+	t = symtab__from_kallsyms(path);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(symtab__nr(t), 3);
+	ck_assert_str_eq(name_at(t, 0xffffffff81000100ULL), "upper_fn");
+	ck_assert_str_eq(name_at(t, 0xffffffff81000300ULL), "tab_fn");
+	ck_assert_str_eq(name_at(t, 0xffffffff81000400ULL), "last_fn");
+	ck_assert_ptr_null(symtab__find_name(t, "too_wide"));
+	symtab__free(t);
+
 	/* Nothing usable (all addresses hidden) */
 	f = fopen(path, "w");
 	fputs("0000000000000000 T _text\n", f);
