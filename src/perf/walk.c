@@ -860,9 +860,9 @@ static int produce(struct walk *w)
 /* Frames decoded ahead: on 270k-sample precord files (8 MiB frames then, 4 MiB now) -j 2 took
  * 0.72 s with 1, 0.53-0.61 with 2, 0.53-0.60 with 4, each frame ahead costing its size in peak
  * memory. That is JOBS_AHEAD, without a frame helper. With one, the decoding thread only scans,
- * JOBS_SCANNED frames ahead (a scanned frame costs its compressed bytes), and at most
- * JOBS_DECODED jobs are decoded or being decoded and not yet delivered, the one being delivered
- * among them. Scanning two ahead and decoding one, the helpers often found nothing to decode and
+ * JOBS_SCANNED frames ahead (a scanned frame costs its compressed bytes), and the helpers decode
+ * while fewer than JOBS_DECODED jobs are decoded or being decoded and not yet delivered, the one
+ * being delivered among them (the delivering thread, waiting for one, may decode one more). Scanning two ahead and decoding one, the helpers often found nothing to decode and
  * the delivering thread decoded 130 of a 295k-sample file's 438 frames itself; now it decodes
  * 2-14 of them, for 6.5 MB more peak memory. The decoding thread goes on scanning once half of
  * the scanned frames are delivered, not after each one: a wake-up between two CPUs cost 16 us of

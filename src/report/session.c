@@ -230,16 +230,19 @@ static void batch_job(void *arg)
 {
 	struct job *j = arg;
 	struct batch *b = j->b;
-	struct perf_reader *r = atomic_load_explicit(&j->r, memory_order_relaxed);
+	struct perf_reader *r;
 	int queued = JOB_QUEUED;
 
 	if (atomic_compare_exchange_strong_explicit(&j->state, &queued, JOB_RUNNING,
 						    memory_order_acquire, memory_order_relaxed)) {
+		r = atomic_load_explicit(&j->r, memory_order_relaxed); /* this start's file */
 		help(b, j->slot);
 		pthread_mutex_lock(&b->lock);
 		atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
 		pthread_cond_signal(&b->cond);
 		pthread_mutex_unlock(&b->lock);
+	} else {
+		r = atomic_load_explicit(&j->r, memory_order_relaxed); /* a file of this session */
 	}
 	/* its share done, a worker decodes the next zstd frame (the delivering thread would) */
 	perf_reader__decode_ahead(r);
@@ -331,6 +334,8 @@ static void spin_while_running(atomic_int *state)
 	     atomic_load_explicit(state, memory_order_acquire) == JOB_RUNNING; i++) {
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ volatile("yield");
 #endif
 		if (i % 64)
 			continue;
@@ -346,6 +351,9 @@ static int batch_finish(struct report_session *s, struct batch *b, bool deliver)
 {
 	int ret = 0;
 
+	/* a stopped pass unwinds no more of it (running jobs finish their chunks) */
+	if (!deliver)
+		atomic_store_explicit(&b->next, b->n, memory_order_relaxed);
 	help(b, 0);
 	/* Every item is claimed. A job not started yet is cancelled rather than waited for: its
 	 * worker is busy elsewhere, most often decoding a frame, which took longer than the rest
