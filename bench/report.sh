@@ -6,7 +6,8 @@
 # samples (250000 by default; the time that takes depends on how much CPU the workload gets).
 # Targets (issue 12): preport >= 10x faster than perf report, peak memory <= 0.05x perf's,
 # -j 2 >= 1.6x faster than -j 1. CPU time is printed too: on a shared machine wall time also
-# measures the neighbours.
+# measures the neighbours. First, what a second thread gets done on this machine at all
+# (scale_probe): a VM's two CPUs may share a core or memory bandwidth with its neighbours.
 REPORT_MIN_SAMPLES=${REPORT_MIN_SAMPLES:-250000}
 REPORT_SECS=${REPORT_SECS:-8}
 # Each reader runs REPORT_REPS times, the three in turn (so a change in the load reaches all
@@ -95,8 +96,33 @@ report_compare() {
 	echo
 }
 
+# scale_probe_line: what a second thread gets done on this machine (tests/workloads/scale_probe.c):
+# the ceiling for -j 2 against -j 1. Medians of REPORT_REPS alternating runs of 1 and 2 threads.
+scale_probe_line() {
+	for _mode in alu mem; do
+		rm -f "$D/sp1.runs" "$D/sp2.runs"
+		_rounds=30
+		[ $_mode = mem ] && _rounds=100
+		for _r in $(seq "$REPORT_REPS"); do
+			timed sp1 "$W/scale_probe" $_mode 1 $_rounds
+			timed sp2 "$W/scale_probe" $_mode 2 $_rounds
+		done
+		medians sp1
+		medians sp2
+		_v=$(awk -v a="$sp1_t" -v b="$sp2_t" 'BEGIN { if (b > 0) printf "%.2f", 2 * a / b; else print "?" }')
+		_runs="1 thread $sp1_all s, 2 threads $sp2_all s"
+		if [ $_mode = alu ]; then sp_alu=$_v sp_alu_runs=$_runs; else sp_mem=$_v sp_mem_runs=$_runs; fi
+	done
+	echo "This machine's own ceiling for a second thread (build/workloads/scale_probe, each thread the"
+	echo "same work, medians of $REPORT_REPS alternating runs): in the time of one, two threads did"
+	echo "${sp_alu}x its integer work and ${sp_mem}x its memory reads (integer: $sp_alu_runs;"
+	echo "memory: $sp_mem_runs)."
+	echo
+}
+
 echo "## Reporting: perf report --stdio vs preport, same DWARF recordings"
 echo
+[ -x "$W/scale_probe" ] && scale_probe_line
 if [ ! -x "$PR" ] || [ ! -x ./precord ] || [ ! -x /usr/bin/time ] || [ ! -x "$W/mixed" ]; then
 	echo "(skipped: needs ./preport, ./precord, /usr/bin/time and $W/mixed)"
 	echo
