@@ -132,7 +132,7 @@ static void usage(FILE *f)
 "                         may be empty; several separated by spaces), or shares of the\n"
 "                         recording: 10%%/2 (the second tenth), 0%%-10%%,30%%-40%%\n"
 "  -j, --jobs N           unwinding threads (default: online CPUs); with more than one,\n"
-"                         compressed data is decoded on a thread of its own too, and\n"
+"                         compressed data is read (perf -z's decoded) on a thread of its own, and\n"
 "                         kernel symbols and the files' debug info load ahead on up to two more\n"
 "      --force            report a damaged file and exit 0\n"
 "      --repair OUT       rewrite the readable part of a damaged file into OUT\n"
