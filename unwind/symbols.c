@@ -416,11 +416,8 @@ struct symtab *symtab__from_kallsyms(const char *path)
 		while ((nl = memchr(p, '\n', (size_t)(end - p))) || (eof && p < end)) {
 			if (!nl)
 				nl = end; /* the last line, without its newline */
-			if (kallsyms_line(&b, p, nl) < 0) {
-				builder_release(&b);
-				errno = ENOMEM;
-				return NULL;
-			}
+			if (kallsyms_line(&b, p, nl) < 0)
+				goto nomem;
 			p = nl < end ? nl + 1 : end;
 		}
 		have = (size_t)(end - p);
@@ -428,16 +425,17 @@ struct symtab *symtab__from_kallsyms(const char *path)
 		if (have == cap) { /* a line longer than the buffer */
 			char *g = realloc(buf, 2 * cap);
 
-			if (!g) {
-				builder_release(&b);
-				errno = ENOMEM;
-				return NULL;
-			}
+			if (!g)
+				goto nomem;
 			buf = g;
 			cap *= 2;
 		}
 	}
 	return builder_finish(&b);
+nomem:
+	builder_release(&b);
+	errno = ENOMEM;
+	return NULL;
 }
 
 const struct symbol *symtab__find(const struct symtab *t, uint64_t addr)

@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/cgroupfs.h"
 #include "lib/cleanup.h"
+#include "lib/clock.h"
 #include "lib/workqueue.h"
 #include "perf/abi.h"
 #include "report/session.h"
@@ -230,19 +230,19 @@ static void batch_job(void *arg)
 {
 	struct job *j = arg;
 	struct batch *b = j->b;
-	struct perf_reader *r;
 	int queued = JOB_QUEUED;
+	bool took = atomic_compare_exchange_strong_explicit(&j->state, &queued, JOB_RUNNING,
+							    memory_order_acquire,
+							    memory_order_relaxed);
+	/* read after the take: this start's file (not taken: a file of this session) */
+	struct perf_reader *r = atomic_load_explicit(&j->r, memory_order_relaxed);
 
-	if (atomic_compare_exchange_strong_explicit(&j->state, &queued, JOB_RUNNING,
-						    memory_order_acquire, memory_order_relaxed)) {
-		r = atomic_load_explicit(&j->r, memory_order_relaxed); /* this start's file */
+	if (took) {
 		help(b, j->slot);
 		pthread_mutex_lock(&b->lock);
 		atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
 		pthread_cond_signal(&b->cond);
 		pthread_mutex_unlock(&b->lock);
-	} else {
-		r = atomic_load_explicit(&j->r, memory_order_relaxed); /* a file of this session */
 	}
 	/* its share done, a worker decodes the next zstd frame (the delivering thread would) */
 	perf_reader__decode_ahead(r);
@@ -327,9 +327,8 @@ static int deliver_side(struct report_session *s, struct item *it)
 
 static void spin_while_running(atomic_int *state)
 {
-	struct timespec t0, t;
+	uint64_t until = clock__ns() + SPIN_NS;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned int i = 1;
 	     atomic_load_explicit(state, memory_order_acquire) == JOB_RUNNING; i++) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -337,11 +336,7 @@ static void spin_while_running(atomic_int *state)
 #elif defined(__aarch64__)
 		__asm__ volatile("yield");
 #endif
-		if (i % 64)
-			continue;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
-			    (uint64_t)t0.tv_nsec >= SPIN_NS)
+		if (i % 64 == 0 && clock__ns() >= until)
 			return;
 	}
 }
