@@ -34,10 +34,11 @@
 #define ZSTD_WINDOW_MAX ((uint64_t)1 << 27)
 /* Free blocks kept for reuse (fresh memory costs a page fault per page). Blocks are mapped
  * and unmapped directly, so one not kept is given back at once (from malloc, glibc kept the
- * memory of freed blocks anyway, and a smaller cache cost more). On a 260k-sample precord file
- * at -j 2, 8 kept peaked at 79-82 MB, 4 at 77-79 MB; on a perf -z file, whose rounds free
- * blocks in bursts, 4 took 2.5x the page faults of 8 (+0.1 s of system time), 6 1.3x. */
-#define BLOCK_CACHE 6
+ * memory of freed blocks anyway, and a smaller cache cost more). On a perf -z file, whose rounds
+ * free blocks in bursts, 4 took 2.5x the page faults of 8; with the decoder up to
+ * PIPE_AHEAD_BLOCKS ahead, 6 faulted in 36k-47k pages of a 330k-sample file at -j 2 (0.18 s of
+ * system time), 16 21k-23k (0.12-0.16 s) for 2-5 MB more peak memory. */
+#define BLOCK_CACHE 16
 
 struct perf_reader_ref {
 	struct perf_reader *r;
