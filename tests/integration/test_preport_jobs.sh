@@ -10,9 +10,11 @@
 [ -x "$W/mixed" ] || fail "the workloads are missing (make test-bins)"
 command -v perf > /dev/null || skip "perf is not installed"
 
-precord -q -e cpu-clock -F 10000 --call-graph dwarf -o precord.data -- "$W/mixed" 2 4 > /dev/null ||
-	fail "precord failed"
-perf record -q -z -e cpu-clock -F 10000 --call-graph dwarf -o perf.data -- "$W/mixed" 2 4 \
+# each of the 4 threads runs 1 s of its own CPU time (MIXED_CPU): 40,000 samples at 10 kHz,
+# however busy the machine is
+MIXED_CPU=1 precord -q -e cpu-clock -F 10000 --call-graph dwarf -o precord.data -- "$W/mixed" 1 4 \
+	> /dev/null || fail "precord failed"
+MIXED_CPU=1 perf record -q -z -e cpu-clock -F 10000 --call-graph dwarf -o perf.data -- "$W/mixed" 1 4 \
 	> /dev/null 2>&1 || fail "perf record -z failed"
 
 hog=
