@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "perf/order_queue.h"
 #include "perf/reader_int.h"
 #include "perf/ring_order.h"
 
@@ -88,12 +89,6 @@ struct walk;
 /* rec->ref NULL: rec->hdr stays valid after the call (it points into the mapping). */
 typedef int (*sink_fn)(struct walk *w, const struct perf_reader_record *rec);
 
-struct qent { /* 64 bytes */
-	uint64_t time, seq;
-	struct perf_reader_record rec; /* holds a reference to rec.ref */
-	uint32_t size;                 /* rec.hdr->size, read while the record was in cache */
-};
-_Static_assert(sizeof(struct qent) == 64, "a queued record fills one cache line");
 
 /* What the decoding side hands the delivering side, in file order. */
 enum item_kind {
@@ -172,10 +167,9 @@ struct walk {
 	size_t head, end;
 	uint8_t *carry;
 	size_t nr_carry;
-	/* ordered mode: a min-heap on (time, seq) */
-	struct qent *heap;
-	size_t nr_heap, cap_heap;
-	uint64_t seq, next_flush, max_time, last_flush;
+	/* ordered mode */
+	struct order_queue q;
+	uint64_t next_flush, max_time, last_flush;
 	size_t queued_bytes;
 	size_t peak_queued;
 	/* ordered mode with the file's ring-order claim (perf/ring_order.h): per CPU stream (one
@@ -1408,11 +1402,14 @@ static void walk_records(struct walk *w)
 	decoder_fini(&w->hdec);
 }
 
+static void release_queued(struct oq_entry *e)
+{
+	block_put(e->rec.ref);
+}
+
 static void walk_fini(struct walk *w)
 {
-	while (w->nr_heap--)
-		block_put(w->heap[w->nr_heap].rec.ref);
-	free(w->heap);
+	order_queue__fini(&w->q, release_queued);
 	block_put(w->blk);
 	free(w->carry);
 }
@@ -1437,45 +1434,6 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx)
 
 /* ---- time order ---- */
 
-static bool qless(const struct qent *a, const struct qent *b)
-{
-	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
-}
-
-static void heap_up(struct walk *w, size_t i)
-{
-	while (i) {
-		size_t p = (i - 1) / 2;
-		struct qent t;
-
-		if (!qless(&w->heap[i], &w->heap[p]))
-			break;
-		t = w->heap[i];
-		w->heap[i] = w->heap[p];
-		w->heap[p] = t;
-		i = p;
-	}
-}
-
-static void heap_down(struct walk *w, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct qent t;
-
-		if (l < w->nr_heap && qless(&w->heap[l], &w->heap[m]))
-			m = l;
-		if (l + 1 < w->nr_heap && qless(&w->heap[l + 1], &w->heap[m]))
-			m = l + 1;
-		if (m == i)
-			break;
-		t = w->heap[i];
-		w->heap[i] = w->heap[m];
-		w->heap[m] = t;
-		i = m;
-	}
-}
-
 /* How much of the head of a record to go is fetched ahead (see fetch_next). */
 #define FETCH_HEAD 512
 
@@ -1489,7 +1447,7 @@ static void fetch_line(const volatile uint8_t *p, bool load)
 
 /* The lines of e's record its consumer reads first: the head (a sample's fields up to its
  * registers and stack size) and the last word (a sample's dyn_size); loaded or prefetched. */
-static void fetch_record(const struct qent *e, bool load)
+static void fetch_record(const struct oq_entry *e, bool load)
 {
 	const volatile uint8_t *p = (const volatile uint8_t *)e->rec.hdr;
 
@@ -1509,21 +1467,25 @@ static void fetch_record(const struct qent *e, bool load)
  * prefetches two ahead took it from 0.5 to 0.47 s at -j 2. */
 static void fetch_next(const struct walk *w)
 {
-	for (size_t k = 1; k < 3 && k < w->nr_heap; k++)
-		fetch_record(&w->heap[k], false);
-	if (w->nr_heap)
-		fetch_record(&w->heap[0], true);
+	const struct oq_entry *after[2], *top = order_queue__top(&w->q);
+	size_t n = order_queue__after_top(&w->q, after, 2);
+
+	for (size_t k = 0; k < n; k++)
+		fetch_record(after[k], false);
+	if (top)
+		fetch_record(top, true);
 }
 
 /* Deliver queued records with time <= limit, oldest first. */
 static int flush_until(struct walk *w, uint64_t limit)
 {
-	while (w->nr_heap && w->heap[0].time <= limit) {
-		struct qent e = w->heap[0];
+	const struct oq_entry *top;
+
+	while ((top = order_queue__top(&w->q)) && top->time <= limit) {
+		struct oq_entry e;
 		int err;
 
-		w->heap[0] = w->heap[--w->nr_heap];
-		heap_down(w, 0);
+		order_queue__pop(&w->q, &e);
 		fetch_next(w);
 		w->last_flush = e.time;
 		w->queued_bytes -= sizeof(e) + e.size;
@@ -1592,6 +1554,7 @@ off:
 static int stream_note(struct walk *w, const struct perf_reader_record *rec)
 {
 	uint32_t cpu = record_cpu(w->r, rec->hdr, rec->attr_index);
+	const struct oq_entry *top;
 	uint64_t least;
 	int32_t s;
 
@@ -1612,8 +1575,9 @@ static int stream_note(struct walk *w, const struct perf_reader_record *rec)
 			w->stream_min = i;
 		}
 	/* (written so that a claim of any step back at all, UINT64_MAX, holds everything) */
-	if (least <= w->stream_back || least - w->stream_back < 2 || !w->nr_heap ||
-	    w->heap[0].time > least - w->stream_back - 1)
+	top = order_queue__top(&w->q);
+	if (least <= w->stream_back || least - w->stream_back < 2 || !top ||
+	    top->time > least - w->stream_back - 1)
 		return 0;
 	return flush_until(w, least - w->stream_back - 1);
 }
@@ -1630,7 +1594,6 @@ static bool timed(const struct perf_reader_record *rec)
 
 static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 {
-	struct qent *e;
 	int err;
 
 	if (rec->hdr->type == PERF_RECORD_FINISHED_ROUND) {
@@ -1646,36 +1609,26 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 		err = w->fn(rec, w->ctx);
 		return err ? fail(w, err) : 0;
 	}
-	if (w->nr_heap == w->cap_heap) {
-		size_t cap = w->cap_heap ? 2 * w->cap_heap : 1024;
-		struct qent *n = realloc(w->heap, cap * sizeof(*n));
-
-		if (!n)
-			return fail(w, -ENOMEM);
-		w->heap = n;
-		w->cap_heap = cap;
-	}
 	if (rec->time < w->last_flush)
 		w->r->nr_unordered++;
 	if (rec->time > w->max_time)
 		w->max_time = rec->time;
-	e = &w->heap[w->nr_heap];
-	e->time = rec->time;
-	e->seq = w->seq++;
-	e->rec = *rec;
-	e->size = rec->hdr->size;
 	/* A decompressed record stays in its block (a reference), a plain one in the mapping.
 	 * Queued bytes count the blocks' share too, so the cap bounds the blocks kept alive. */
+	if (order_queue__push(&w->q, rec->time, rec, rec->hdr->size))
+		return fail(w, -ENOMEM);
 	perf_reader__hold(rec);
-	heap_up(w, w->nr_heap++);
-	w->queued_bytes += sizeof(*e) + rec->hdr->size;
+	w->queued_bytes += sizeof(struct oq_entry) + rec->hdr->size;
 	if (w->queued_bytes > w->peak_queued)
 		w->peak_queued = w->queued_bytes;
 	if (w->nr_streams && stream_note(w, rec))
 		return STOP;
 	if (w->queued_bytes > w->r->ordered_max_bytes) {
-		while (w->nr_heap && w->queued_bytes > w->r->ordered_max_bytes / 2)
-			if (flush_until(w, w->heap[0].time))
+		const struct oq_entry *top;
+
+		while ((top = order_queue__top(&w->q)) &&
+		       w->queued_bytes > w->r->ordered_max_bytes / 2)
+			if (flush_until(w, top->time))
 				return STOP;
 	}
 	return 0;
@@ -1684,7 +1637,7 @@ static int sink_ordered(struct walk *w, const struct perf_reader_record *rec)
 int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void *ctx)
 {
 	struct walk w = { .r = r, .sink = sink_ordered, .fn = fn, .ctx = ctx,
-			  .stats = &r->walk_stats };
+			  .stats = &r->walk_stats, .q = ORDER_QUEUE_INIT };
 	int err;
 
 	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
