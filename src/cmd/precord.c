@@ -509,6 +509,10 @@ static int finish(struct record *rec, const struct record_opts *o)
 			 (unsigned long long)cur.lost_samples);
 		return EXIT_LOSSLESS;
 	}
+	if (cur.left_running)
+		cli__err("the command (pid %d) had not ended 2 s after SIGTERM and is left running "
+			 "(its recording is complete; kill -KILL %d ends it)", cur.left_running,
+			 cur.left_running);
 	status = record__target_status(rec);
 	if (status >= 0 && WIFEXITED(status))
 		return WEXITSTATUS(status);

@@ -45,6 +45,8 @@
 #include "perf/ring_order.h"
 
 #define MAX_EVENTS 16
+/* How long a stop waits for the command to end after SIGTERM before leaving it running. */
+#define TERM_WAIT_MS 2000
 
 struct record {
 	struct record_opts o;
@@ -64,6 +66,7 @@ struct record {
 	struct lossless *ll;
 	struct ringbuf **rings;   /* for the lossless watcher */
 	bool started, stopped, target_ended;
+	bool left_running; /* the command outlived TERM_WAIT_MS after SIGTERM at the stop */
 	int target_status;
 	int exec_err;
 	bool refused;           /* start refused the settings before anything ran */
@@ -1412,11 +1415,17 @@ int record__stop(struct record *rec)
 	if (!rec->target_ended) {
 		rec->t_end_ns = clock__ns();
 		if (rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
-			/* Recording ends before the command: resume it, then ask it to end. */
+			/* Recording ends before the command: the events first, as perf does (what
+			 * the command does from now on is not recorded, so resumed it cannot fill a
+			 * ring: resumed with the events on, its processes ran unpaused until it
+			 * ended, and a tree of them lost events), then resume it and ask it to end. */
+			evlist__disable(rec->el);
 			lossless__release(rec->ll);
 			target__terminate(rec->tgt);
-			if (target__wait(rec->tgt, 2000, &rec->target_status))
+			if (target__wait(rec->tgt, TERM_WAIT_MS, &rec->target_status))
 				rec->target_ended = true;
+			else
+				rec->left_running = true;
 		}
 	}
 	evlist__disable(rec->el);
@@ -1497,6 +1506,7 @@ void record__stats(const struct record *rec, struct record_stats *s)
 	s->lost_records = rs.lost_records;
 	s->lost_events = rs.lost_events;
 	s->lost_samples = rec->lost_samples;
+	s->left_running = rec->left_running && rec->tgt ? target__pid(rec->tgt) : 0;
 	s->unwritten_records = rs.unwritten_records;
 	s->unwritten_samples = rs.unwritten_samples;
 	s->unwritten_bytes = rs.unwritten_bytes;

@@ -71,6 +71,8 @@ struct record_stats {
 	uint64_t samples, records, switches;
 	uint64_t lost_records, lost_events; /* kernel PERF_RECORD_LOST */
 	uint64_t lost_samples;         /* PERF_FORMAT_LOST at the end */
+	int left_running;              /* the command's pid when a stop left it running (it had
+					* not ended 2 s after SIGTERM), else 0 */
 	uint64_t unwritten_records;    /* drained but not written (a full disk): in the file as */
 	uint64_t unwritten_samples;    /* one LOST and one LOST_SAMPLES record */
 	uint64_t unwritten_bytes;
