@@ -10,10 +10,10 @@
 
 [ -x "$W/yield_storm" ] || fail "the workloads are missing (make test-bins)"
 LL="--lossless -e cpu-clock -F 20000 --call-graph dwarf,65528"
-rec= left=
+rec=
 cleanup() {
 	[ -z "$rec" ] || kill -KILL "$rec" 2> /dev/null
-	[ -z "$left" ] || kill -KILL "$left" 2> /dev/null
+	[ ! -s "$T/ig.pid" ] || kill -KILL "$(cat "$T/ig.pid")" 2> /dev/null
 	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -40,7 +40,8 @@ perf report -i ll.data --stats > ll.stats 2> ll.perr || fail "perf report --stat
 assert_ge "$(stat_count ll.data SAMPLE)" 2000 "samples in the file"
 
 # a command that ignores SIGTERM: left running, said so, the file finished
-precord -e cpu-clock -o ig.data -- sh -c 'trap "" TERM; while :; do :; done' > /dev/null 2> ig.err &
+precord -e cpu-clock -o ig.data -- sh -c 'echo $$ > ig.pid; trap "" TERM; while :; do :; done' \
+	> /dev/null 2> ig.err &
 rec=$!
 wait_samples ig.data 100 || fail "precord wrote too few samples in 120 s"
 kill -INT $rec
@@ -52,6 +53,7 @@ rec=
 cat ig.err
 left=$(sed -n 's/.*the command (pid \([0-9]*\)) had not ended 2 s after SIGTERM and is left running.*/\1/p' ig.err)
 [ -n "$left" ] || fail "precord did not say that the command is left running"
+assert_eq "$left" "$(cat ig.pid)" "the pid precord names"
 kill -0 "$left" 2> /dev/null || fail "pid $left is not running"
 assert_eq "$rc" 0 "exit status with the command left running"
 perf_clean ig.data
