@@ -380,7 +380,7 @@ int unwind_frame__inlines(const struct unwind_frame *f, uint64_t addr,
 {
 	struct elf_file *ef;
 
-	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
+	if (!f->unwound || !f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
 		return 0;
 	ef = dso__elf(f->dso);
 	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;
@@ -426,6 +426,7 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 	as = address_space(u, maps);
 	if (!as || unw_init_remote(&cur, as, &c) < 0) {
 		unwind_frame__resolve(maps, c.regs[UNW_X86_64_RIP], true, &frames[0]);
+		frames[0].unwound = true;
 		u->stats.dwarf_errors++;
 		return 1;
 	}
@@ -438,7 +439,8 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 		}
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
-		resolve(u, maps, ip, exact, &frames[n++]);
+		resolve(u, maps, ip, exact, &frames[n]);
+		frames[n++].unwound = true;
 		/* The frame a signal handler returns to was interrupted, not calling. */
 		exact = unw_is_signal_frame(&cur) > 0;
 		r = unw_step(&cur);

@@ -31,6 +31,8 @@ struct unwind_frame {
 	uint64_t sym_off;	/* addr - sym->start */
 	bool kernel;
 	bool caller;	/* ip is a return address, looked up at ip - 1 (DWARF-unwound callers) */
+	bool unwound;	/* from the DWARF unwind of the user stack (perf 6.1 shows the functions
+			 * inlined at a frame there only, not in a recorded call chain) */
 };
 
 struct unwinder_stats {

@@ -238,7 +238,8 @@ static uint64_t chain_hash(const struct report_session_sample *s)
 	for (size_t i = 0; i < s->nr_frames; i++) {
 		const struct unwind_frame *f = &s->frames[i];
 
-		h = (h ^ f->ip ^ ((uint64_t)f->caller << 62) ^ ((uint64_t)f->kernel << 61)) *
+		h = (h ^ f->ip ^ ((uint64_t)f->caller << 62) ^ ((uint64_t)f->kernel << 61) ^
+		     ((uint64_t)f->unwound << 60)) *
 		    0xff51afd7ed558ccdULL;
 		h ^= (uintptr_t)f->dso ^ ((uintptr_t)f->sym << 7) ^ f->addr;
 		h ^= h >> 29;
@@ -250,7 +251,8 @@ static bool frames_eq(const struct unwind_frame *a, const struct unwind_frame *b
 {
 	for (size_t i = 0; i < n; i++)
 		if (a[i].ip != b[i].ip || a[i].addr != b[i].addr || a[i].dso != b[i].dso ||
-		    a[i].sym != b[i].sym || a[i].kernel != b[i].kernel || a[i].caller != b[i].caller)
+		    a[i].sym != b[i].sym || a[i].kernel != b[i].kernel || a[i].caller != b[i].caller ||
+		    a[i].unwound != b[i].unwound)
 			return false;
 	return true;
 }

@@ -428,6 +428,12 @@ static int copy(struct inject *in, struct report_session *s, const char *in_path
 		       d->reason ? d->reason : "unreadable");
 		return -EBADMSG;
 	}
+	if (!e) {
+		uint32_t version = 1;
+		struct iovec iov = { &version, sizeof(version) };
+
+		e = perf_writer__set_private(in->w, REPORT_UNWOUND_TAG, &iov, 1);
+	}
 	if (!e)
 		e = perf_writer__finalize(in->w);
 	if (e)

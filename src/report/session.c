@@ -77,6 +77,7 @@ struct report_session {
 	struct wq *wq;
 	unsigned int nr_threads;
 	bool ran;
+	bool chains_unwound; /* the file is preport --unwind-to's copy (REPORT_UNWOUND_TAG) */
 
 	struct report_sink *sinks;
 	size_t nr_sinks;
@@ -186,6 +187,9 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 		unwind_frame__resolve(it->snap, it->s.ip, true, &it->frames[0]);
 	} else {
 		it->nr_frames = n;
+		/* a copy's user frames were unwound from its original's stacks */
+		for (int i = 0; s->chains_unwound && !it->s.stack_size && i < n; i++)
+			it->frames[i].unwound |= !it->frames[i].kernel;
 	}
 }
 
@@ -715,6 +719,7 @@ const char *report_session__error(const struct report_session *s)
 int report_session__open(struct report_session *s, const char *path)
 {
 	struct perf_reader_opts rdo = { .ordered_max_bytes = s->opts.ordered_max_bytes };
+	size_t len;
 	int e;
 
 	s->err[0] = 0;
@@ -739,6 +744,7 @@ int report_session__open(struct report_session *s, const char *path)
 		seterr(s, "%s", perf_reader__error(s->r));
 		return e;
 	}
+	s->chains_unwound = perf_reader__private(s->r, REPORT_UNWOUND_TAG, &len) != NULL;
 	e = session_setup(s);
 	if (e < 0)
 		seterr(s, "cannot read %s: cannot set up the session: %s", path, strerror(-e));

@@ -18,6 +18,13 @@
 
 struct report_session;
 
+/* preport --unwind-to's private section of its copies (the trailer's, which perf never reads;
+ * precord's are 250 and 251: perf/pause_stats.h, perf/ring_order.h): the user part of the
+ * copy's call chains was unwound from DWARF stacks, so the session shows the functions inlined
+ * at those frames as in the original (perf 6.1 shows them only in stacks it unwinds itself,
+ * not in the copy). Payload: u32 version (1). */
+#define REPORT_UNWOUND_TAG 252
+
 struct report_session_opts {
 	unsigned int jobs;        /* threads that unwind, the caller's included; 0: online CPUs */
 	int max_stack;            /* deepest stack unwound; 0: 127 */

@@ -27,6 +27,13 @@ grep -q 'main_loop_work' copy.graph || fail "no main_loop_work in the copy's cal
 preport -i orig.data --folded > orig.folded 2> /dev/null || fail "preport --folded on the original"
 preport -i copy.data --folded > copy.folded 2> /dev/null || fail "preport --folded on the copy"
 diff orig.folded copy.folded > folded.diff || { head -20 folded.diff; fail "preport's folded stacks of the copy differ"; }
+# The functions inlined at each frame (libc's start is __libc_start_main_impl, inlined into
+# __libc_start_main) are there in the copy too: the copy says that its user frames were unwound
+# (perf 6.1, which expands inlined functions only in stacks it unwinds itself, shows none in it).
+grep -q ";__libc_start_main_impl;" copy.folded || fail "no inlined functions in the folded stacks of the copy"
+perf report -i copy.data --stdio --no-children 2> /dev/null | grep -q "(inlined)" &&
+	fail "perf shows inlined functions in the copy"
+perf report -i copy.data --stdio --no-children > /dev/null 2>&1 || fail "perf report on the copy"
 so=$(stat -c %s orig.data) sc=$(stat -c %s copy.data)
 echo "sizes: original $so, copy $sc"
 assert_le "$sc" "$so" "size of the copy"
