@@ -428,10 +428,17 @@ int machine__comm(struct machine *m, int32_t pid, int32_t tid, const char *comm,
 	if (tid == pid || !p->comm)
 		p->comm = s;
 	if (exec) {
-		struct map_snapshot *e = empty_snapshot(m, pid);
+		/* perf keeps the maps across an exec (only flushing its unwinding caches): the new
+		 * image's mappings replace what they overlap as they come, and a sample taken in
+		 * execve after the exec's COMM still finds the old libc's execve at its user ip.
+		 * A copy under a new generation: nothing cached for the old image applies. */
+		bool overlap;
+		struct map_snapshot *e = map_snapshot__edit(p->maps, 0, 0, NULL, &overlap);
 
 		if (!e)
 			return -ENOMEM;
+		e->pid = pid;
+		e->gen = m->next_gen++;
 		map_snapshot__put(p->maps);
 		p->maps = e;
 		p->comm = s;
