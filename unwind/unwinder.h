@@ -33,6 +33,9 @@ struct unwind_frame {
 	bool caller;	/* ip is a return address, looked up at ip - 1 (DWARF-unwound callers) */
 	bool unwound;	/* from the DWARF unwind of the user stack (perf 6.1 shows the functions
 			 * inlined at a frame there only, not in a recorded call chain) */
+	bool off_chain;	/* frame 0 only: the sampled ip, which the recorded call chain does not
+			 * hold (perf record --user-callchains: a kernel sample with only its
+			 * user chain): the Self row's frame, not one of the chain's */
 };
 
 struct unwinder_stats {

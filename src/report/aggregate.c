@@ -188,6 +188,20 @@ static size_t frames_of(const struct report_session_sample *s, enum report_inlin
 
 	if (sb)
 		sb->used = 0;
+	if (nf > 1 && s->frames[0].off_chain) {
+		/* the sampled ip is the Self row's, the chain the rest (perf) */
+		struct report_session_sample rest = *s;
+
+		rest.frames++;
+		rest.nr_frames--;
+		n = frames_of(&rest, order, expand, sb, out, max, NULL);
+		if (ret_self) {
+			convert(&s->frames[0], ret_self);
+			if (sb)
+				ret_self->srcline = plain_srcline(sb, &s->frames[0], ret_self);
+		}
+		return n;
+	}
 	if (order == REPORT_INLINE_NONE || s->filtered) {
 		for (size_t k = 0; k < nf; k++)
 			emit(&s->frames[k], NULL, 0, false, NULL, out, &n, max);
@@ -239,7 +253,7 @@ static uint64_t chain_hash(const struct report_session_sample *s)
 		const struct unwind_frame *f = &s->frames[i];
 
 		h = (h ^ f->ip ^ ((uint64_t)f->caller << 62) ^ ((uint64_t)f->kernel << 61) ^
-		     ((uint64_t)f->unwound << 60)) *
+		     ((uint64_t)f->unwound << 60) ^ ((uint64_t)f->off_chain << 59)) *
 		    0xff51afd7ed558ccdULL;
 		h ^= (uintptr_t)f->dso ^ ((uintptr_t)f->sym << 7) ^ f->addr;
 		h ^= h >> 29;
@@ -252,7 +266,7 @@ static bool frames_eq(const struct unwind_frame *a, const struct unwind_frame *b
 	for (size_t i = 0; i < n; i++)
 		if (a[i].ip != b[i].ip || a[i].addr != b[i].addr || a[i].dso != b[i].dso ||
 		    a[i].sym != b[i].sym || a[i].kernel != b[i].kernel || a[i].caller != b[i].caller ||
-		    a[i].unwound != b[i].unwound)
+		    a[i].unwound != b[i].unwound || a[i].off_chain != b[i].off_chain)
 			return false;
 	return true;
 }
@@ -320,7 +334,7 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 					rs->srclines ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
 				     rs->inlines != REPORT_INLINE_NONE, rs->srclines ? &rs->sb : NULL,
 				     rs->frames, MAX_FRAMES, &self);
-	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines)
+	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines || s->frames[0].off_chain)
 		sample.self = &self;
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 }

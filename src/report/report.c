@@ -173,7 +173,8 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	int32_t cpu = r->key_cpu ? s->cpu : -1;
 
 	/* Consecutive samples mostly come from the same thread: skip the lookup then. */
-	uint32_t lk = s->chain && s->chain->known ? s->chain->leaf_kernel : s->frames[0].kernel;
+	uint32_t lk = s->chain && s->chain->known ? s->chain->leaf_kernel :
+		      s->self ? s->self->kernel : s->frames[0].kernel;
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
 	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk && s->comm && r->last_comm_ptr &&
 	    r->last_cgroup_ptr == s->cgroup &&
@@ -419,7 +420,8 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 			err = frame_id(r, s->self, &self);
 		if (!err && s->chain)
 			*s->chain = (struct report_chain){ .node = node, .self = self, .known = true,
-							   .leaf_kernel = s->frames[0].kernel };
+							   .leaf_kernel = s->self ? s->self->kernel :
+									 s->frames[0].kernel };
 	}
 	if (!err)
 		err = note_tid_comm(r, s->tid, r->ctxs[ctx].comm);

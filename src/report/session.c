@@ -169,6 +169,29 @@ static struct unwinder *slot_unwinder(struct report_session *s, unsigned int slo
 	return u;
 }
 
+/* Whether the recorded call chain of s leaves out its sampled ip (its first address is another:
+ * perf record --user-callchains keeps only the user part of a kernel sample's chain). */
+static bool off_chain(const struct perf_sample *s)
+{
+	for (uint64_t i = 0; i < s->callchain_nr; i++)
+		if (s->callchain[i] < PERF_CONTEXT_MAX)
+			return s->callchain[i] != s->ip && s->ip;
+	return false;
+}
+
+/* perf takes a sample's Self row from its ip, whatever its chain holds: that ip in front of the
+ * chain, marked off_chain (the chain's own frames stay what the call graphs show). */
+static void add_sampled_ip(struct report_session *s, struct item *it)
+{
+	size_t n = (size_t)it->nr_frames < (size_t)s->opts.max_stack ? (size_t)it->nr_frames :
+								      (size_t)s->opts.max_stack - 1;
+
+	memmove(it->frames + 1, it->frames, n * sizeof(*it->frames));
+	unwind_frame__resolve(it->snap, it->s.ip, true, &it->frames[0]);
+	it->frames[0].off_chain = true;
+	it->nr_frames = (int)n + 1;
+}
+
 static void unwind_item(struct report_session *s, struct unwinder *u, struct item *it)
 {
 	int n;
@@ -190,6 +213,8 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 		/* a copy's user frames were unwound from its original's stacks */
 		for (int i = 0; s->chains_unwound && !it->s.stack_size && i < n; i++)
 			it->frames[i].unwound |= !it->frames[i].kernel;
+		if (!it->s.stack_size && off_chain(&it->s))
+			add_sampled_ip(s, it);
 	}
 }
 

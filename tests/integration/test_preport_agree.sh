@@ -4,7 +4,7 @@
 # built without frame pointers (time in a shared library, the main binary, a recursion and
 # template instances), recorded by perf with --call-graph dwarf plain and -z, by perf with
 # --call-graph fp (the frame-pointer build), and by precord (DWARF, and fp); and a shell that
-# execs in a loop.
+# execs in a loop, and perf's --user-callchains.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -37,6 +37,15 @@ perf record -q -e cpu-clock -F 20000 -g -o exec.data -- \
 	sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' > /dev/null 2>&1 ||
 	fail "perf record -g of an exec loop failed"
 VIEWS="--children -g none --sort dso|--no-children -g none --sort dso" compare_reports "perf fp, exec loop" exec.data
+
+# perf record --user-callchains: a kernel sample's chain holds only its user part; its Self row
+# is still its own ip (perf's), not the chain's first frame (preport gave the kernel's share to
+# libc's read and write).
+perf record -q -e cpu-clock -g --user-callchains -o uc.data -- \
+	dd if=/dev/zero of=/dev/null bs=4k count=100000 > /dev/null 2>&1 ||
+	fail "perf record --user-callchains failed"
+VIEWS="--no-children -g none --sort dso|--children -g none --sort dso|--no-children -g caller --sort dso" \
+	compare_reports "perf --user-callchains" uc.data
 
 # The unwinding must actually find the callers: run_round holds nearly all samples.
 pct=$(rows preport -i dwarf.data --children -g none --sort sym | awk '$NF == "run_round" { print $1 + 0 }')
