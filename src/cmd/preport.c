@@ -582,7 +582,7 @@ static void print_time_view(const struct cli *c, struct report_session *s, struc
 		report__fprintf_folded(r, stdout);
 		return;
 	}
-	if (c->flame)
+	if (c->flame || c->pprof)
 		return;
 	report__fprintf_preamble(r, stdout, ss->records.total_lost_samples);
 	printf("# %s: %.3f s (the event count below is in ns)\n", name, report__total_period(r) / 1e9);

@@ -73,7 +73,8 @@ grep -q '[0-9] ns' fg.svg || fail "flame graph does not count ns"
 # pprof: go tool pprof reads the off-CPU profile as a time profile, blocking stacks as above
 export HOME="$T/home" GOCACHE="$T/gocache" GOPROXY=off GOFLAGS=
 mkdir -p "$HOME"
-preport -i shares.data --off-cpu --pprof off.pb.gz > /dev/null 2> e.txt || { cat e.txt; fail "preport --off-cpu --pprof exit $?"; }
+preport -i shares.data --off-cpu --pprof off.pb.gz > off.out 2> e.txt || { cat e.txt; fail "preport --off-cpu --pprof exit $?"; }
+[ ! -s off.out ] || { head -5 off.out; fail "preport --off-cpu --pprof printed a report (the man page: nothing is printed)"; }
 go tool pprof -top -unit=ms off.pb.gz > top.txt 2> e.txt || { cat e.txt; fail "go tool pprof cannot read the off-CPU profile"; }
 grep -q '^Type: offcpu-time' top.txt || { head top.txt; fail "the pprof profile's type is not offcpu-time"; }
 got=$(awk '$NF == "sleep_300ms" { v = $4; sub("ms", "", v); printf "%.6f\n", v / 1000 }' top.txt)
