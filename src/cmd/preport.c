@@ -513,10 +513,9 @@ static int do_stats(struct report_session *s)
 		ev[i].nr_lost_samples = ss->attr_lost_samples[i];
 		st.total_lost_samples += ss->attr_lost_samples[i];
 	}
-	/* as perf --stats shows them: decompressed records, not their containers */
+	/* as perf --stats shows them: the decompressed records and their COMPRESSED containers */
 	for (int t = 0; t < REPORT_NR_RECORD_TYPES && t < PERF_RECORD_HEADER_MAX; t++)
 		st.nr_events[t] = ss->records.nr_by_type[t];
-	st.nr_events[PERF_RECORD_COMPRESSED] = 0;
 	st.events = ev;
 	st.nr_events_stats = ss->nr_attrs;
 	if (pause_stats__read(report_session__reader(s), &ps) == 1) {
@@ -525,6 +524,9 @@ static int do_stats(struct report_session *s)
 		st.pause.paused_ns = ps.paused_ns;
 		st.pause.longest_pause_ns = ps.longest_ns;
 		st.pause.recording_ns = ps.recording_ns;
+		st.pause.mechanism = ps.mechanism;
+		st.pause.by_ring = ps.by_ring;
+		st.pause.nr_rings = ps.nr_rings;
 	}
 	report__fprintf_stats(stdout, &st);
 	return 0;

@@ -193,6 +193,9 @@ struct report_pause_stats {
 	uint64_t paused_ns;         /* total time the target was held */
 	uint64_t longest_pause_ns;
 	uint64_t recording_ns;      /* wall time of the recording, 0 if unknown */
+	const char *mechanism;      /* how the target was paused ("" or NULL: not said) */
+	const uint64_t *by_ring;    /* pauses each ring caused (nr_rings; may be unaligned) */
+	uint32_t nr_rings;
 };
 
 struct report_stats {

@@ -77,6 +77,18 @@ int report__fprintf_stats(FILE *fp, const struct report_stats *st)
 				(double)p->recording_ns / 1e9);
 		fputc('\n', fp);
 		fprintf(fp, "%16s: %14.3f\n", "longest ms", (double)p->longest_pause_ns / 1e6);
+		if (p->mechanism && *p->mechanism)
+			fprintf(fp, "%16s: %s\n", "mechanism", p->mechanism);
+		if (p->nr_rings) {
+			fprintf(fp, "%16s:", "pauses by ring");
+			for (uint32_t i = 0; i < p->nr_rings; i++) {
+				uint64_t v;
+
+				memcpy(&v, (const uint8_t *)p->by_ring + 8 * (size_t)i, sizeof(v));
+				fprintf(fp, " %" PRIu32 ":%" PRIu64, i, v);
+			}
+			fputc('\n', fp);
+		}
 	}
 	return ferror(fp) ? -EIO : 0;
 }

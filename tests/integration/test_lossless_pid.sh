@@ -50,4 +50,9 @@ preport --stats -i ours.data > pstats.txt 2>&1 || fail "preport --stats exit $?"
 grep -A3 "precord pause stats" pstats.txt || fail "preport --stats shows no pause statistics"
 p2=$(awk '$1 == "pauses:" { print $2 }' pstats.txt)
 assert_eq "$p2" "$pauses" "pauses stored in the file"
+grep -q "^ *mechanism: signals$" pstats.txt || fail "preport --stats does not name the mechanism"
+byring=$(sed -n 's/^ *pauses by ring://p' pstats.txt | tr ' ' '\n' | awk -F: 'NF == 2 { n += $2 } END { print n + 0 }')
+# (a pause has one ring for its cause, or none: a full disk's)
+assert_ge "$byring" 1 "pauses by ring, summed"
+assert_le "$byring" "$pauses" "pauses by ring, summed"
 echo ok
