@@ -40,6 +40,7 @@ struct cli {
 	bool stats, folded, force, quiet, header, verbose;
 	bool off_cpu, wall;
 	bool children_set, children;
+	bool graph_set;	/* -g given */
 	int32_t *pids, *tids, *cpus;
 	const char **comms, **cgroups;
 	size_t nr_pids, nr_tids, nr_cpus, nr_comms, nr_cgroups;
@@ -104,14 +105,16 @@ static void usage(FILE *f)
 "                         [YYYY-MM-DD ]HH:MM[:SS[.FRAC]] (local; Z at the end: UTC), or\n"
 "                         @SECONDS since the epoch (recordings with CLOCK_DATA: precord's)\n"
 "      --stdio            text output (the default; accepted for perf compatibility)\n"
-"      --children         Children and Self columns (the default with call graphs)\n"
+"      --children         Children and Self columns (the default with call graphs;\n"
+"                         ignored, as by perf, in a file without call chains)\n"
 "      --no-children      Self only\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
 "  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
-"                         e.g. -g caller,1 (default graph,0.5)\n"
+"                         e.g. -g caller,1 (default graph,0.5); refused, but none, in a\n"
+"                         file without call chains\n"
 "      --off-cpu          where threads waited (precord --off-cpu files): each blocking\n"
 "                         stack weighted by the time until the thread ran again, in ns,\n"
 "                         under a leaf naming the state; per-thread times at the end\n"
@@ -275,6 +278,7 @@ static int parse_opt(struct cli *c, int opt)
 		}
 		break;
 	case 'g':
+		c->graph_set = true;
 		if (report__parse_callgraph(optarg, &c->ro) < 0) {
 			err("invalid call graph option '%s': expected graph or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
 			return EXIT_USAGE;
@@ -781,6 +785,30 @@ static int do_unwind_to(const struct cli *c)
 	return 0;
 }
 
+/* A file without call chains (no event has PERF_SAMPLE_CALLCHAIN or a user stack to unwind):
+ * perf report turns --children off, silently, and refuses a -g other than none with this
+ * message (then prints an empty report and exits 0, which is perf's bug: preport exits
+ * EXIT_USAGE). Returns -1 to go on, or the exit status. */
+static int check_callchains(struct cli *c, struct report_session *s)
+{
+	struct perf_reader *r = report_session__reader(s);
+	uint64_t type = 0;
+
+	for (size_t i = 0; i < perf_reader__nr_attrs(r); i++)
+		type |= perf_reader__attr(r, i)->attr.sample_type;
+	if (!perf_reader__nr_attrs(r) || (type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)))
+		return -1;
+	if (c->graph_set && c->ro.graph != REPORT_GRAPH_NONE) {
+		err("Selected -g or --branch-history.\n"
+		    "But no callchain or branch data.\n"
+		    "Did you call 'perf record' without -g or -b?");
+		return EXIT_USAGE;
+	}
+	c->ro.no_children = true;
+	c->children_set = false;
+	return -1;
+}
+
 /* Samples that do not decode with their attr are not in the report: say how many, whose and
  * why, and that the report is partial. */
 static int check_undecodable(const struct cli *c, struct report_session *s, int ret)
@@ -840,6 +868,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (c.time && (ret = set_times(&c, s)) > 0) {
+		report_session__free(s);
+		goto out;
+	}
+	if (!c.stats && (ret = check_callchains(&c, s)) >= 0) {
 		report_session__free(s);
 		goto out;
 	}
