@@ -1,6 +1,7 @@
 /* preport: reads any perf.data (precord's or perf's) and reports what perf report reports. A
  * thin command line over the report session (src/report/session.h): options in, a session with
  * its sinks (the aggregation, and the pprof writer with --pprof) run once, the outputs printed. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -55,7 +56,8 @@ struct cli {
 /* preport reports through the programs' one error line */
 #define err cli__err
 
-static int parse_int_list(const char *s, int32_t **ret, size_t *nr)
+/* "1,2,5", and with ranges "0-3,6" (perf's cpu lists) */
+static int parse_int_list(const char *s, bool ranges, int32_t **ret, size_t *nr)
 {
 	_cleanup_free_ char *copy = strdup(s);
 	char *p = copy, *tok;
@@ -64,16 +66,25 @@ static int parse_int_list(const char *s, int32_t **ret, size_t *nr)
 		return -ENOMEM;
 	while ((tok = strsep(&p, ","))) {
 		char *end;
-		long v = strtol(tok, &end, 10);
-		int32_t *n;
+		long v = strtol(tok, &end, 10), last = v;
 
-		if (!*tok || *end || v < 0 || v > INT_MAX)
+		if (ranges && end != tok && *end == '-') {
+			char *r = end + 1;
+
+			last = strtol(r, &end, 10);
+			if (end == r || last < v || last - v > 65536)
+				return -EINVAL;
+		}
+		if (!*tok || *end || v < 0 || last > INT_MAX || !isdigit((unsigned char)*tok))
 			return -EINVAL;
-		n = realloc(*ret, (*nr + 1) * sizeof(int32_t));
-		if (!n)
-			return -ENOMEM;
-		*ret = n;
-		(*ret)[(*nr)++] = (int32_t)v;
+		for (; v <= last; v++) {
+			int32_t *n = realloc(*ret, (*nr + 1) * sizeof(int32_t));
+
+			if (!n)
+				return -ENOMEM;
+			*ret = n;
+			(*ret)[(*nr)++] = (int32_t)v;
+		}
 	}
 	return 0;
 }
@@ -126,7 +137,8 @@ static void usage(FILE *f)
 "                         call chains (smaller; read without unwinding, like fp recordings)\n"
 "      --stats            records by type, samples, lost events, precord's pauses\n"
 "      --header           print the recording's header information first\n"
-"      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated)\n"
+"      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated;\n"
+"                         CPUS may hold ranges, 0-3); perf's spellings -c/--comms, -C too\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
 "                         precord --all-cgroups; -s cgroup or unit sorts by them)\n"
 "      --max-stack N      deepest call chain to unwind (default 127)\n"
@@ -175,6 +187,7 @@ static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "comms", required_argument, NULL, OPT_COMM },	/* perf's spelling */
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
@@ -295,10 +308,12 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_PID:
 	case OPT_TID:
 	case OPT_CPU:
-		if (parse_int_list(optarg, opt == OPT_PID ? &c->pids : opt == OPT_TID ? &c->tids : &c->cpus,
+		if (parse_int_list(optarg, opt == OPT_CPU,
+				   opt == OPT_PID ? &c->pids : opt == OPT_TID ? &c->tids : &c->cpus,
 				   opt == OPT_PID ? &c->nr_pids : opt == OPT_TID ? &c->nr_tids : &c->nr_cpus) < 0) {
-			err("invalid list '%s' for --%s: expected numbers separated by commas", optarg,
-			    opt == OPT_PID ? "pid" : opt == OPT_TID ? "tid" : "cpu");
+			err("invalid list '%s' for --%s: expected numbers separated by commas%s", optarg,
+			    opt == OPT_PID ? "pid" : opt == OPT_TID ? "tid" : "cpu",
+			    opt == OPT_CPU ? " (or ranges, 0-3)" : "");
 			return EXIT_USAGE;
 		}
 		break;
@@ -355,8 +370,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:j:qvh", longopts, NULL)) != -1)
-		if ((e = parse_opt(c, opt)) >= 0)
+	while ((opt = getopt_long(argc, argv, "i:s:g:j:c:C:qvh", longopts, NULL)) != -1)
+		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU : opt)) >= 0)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
@@ -809,6 +824,20 @@ static int check_callchains(struct cli *c, struct report_session *s)
 	return -1;
 }
 
+/* --cpu on a file with an event that has no PERF_SAMPLE_CPU: perf refuses it with this message
+ * (perf_session__cpu_bitmap; it then exits 0, preport EXIT_USAGE). Returns -1 or the status. */
+static int check_cpu_filter(const struct cli *c, struct report_session *s)
+{
+	struct perf_reader *r = report_session__reader(s);
+
+	for (size_t i = 0; c->nr_cpus && i < perf_reader__nr_attrs(r); i++)
+		if (!(perf_reader__attr(r, i)->attr.sample_type & PERF_SAMPLE_CPU)) {
+			err("File does not contain CPU events. Remove -C option to proceed.");
+			return EXIT_USAGE;
+		}
+	return -1;
+}
+
 /* Samples that do not decode with their attr are not in the report: say how many, whose and
  * why, and that the report is partial. */
 static int check_undecodable(const struct cli *c, struct report_session *s, int ret)
@@ -871,7 +900,7 @@ int main(int argc, char **argv)
 		report_session__free(s);
 		goto out;
 	}
-	if (!c.stats && (ret = check_callchains(&c, s)) >= 0) {
+	if (!c.stats && ((ret = check_callchains(&c, s)) >= 0 || (ret = check_cpu_filter(&c, s)) >= 0)) {
 		report_session__free(s);
 		goto out;
 	}
