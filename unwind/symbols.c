@@ -200,8 +200,10 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type)
 	return NULL;
 }
 
-/* Adds scn's function symbols to b. Returns 0 or -1 with errno (EIO, ENOMEM). */
-static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b)
+/* Adds scn's function symbols to b and counts in *ret_objects its data objects, which perf
+ * loads too (elf_sym__filter: functions and objects) and which count for its PLT rule below.
+ * Returns 0 or -1 with errno (EIO, ENOMEM). */
+static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b, size_t *ret_objects)
 {
 	GElf_Shdr sh;
 	Elf_Data *data;
@@ -232,6 +234,9 @@ static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b)
 			    !(tscn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(tscn, &tsh) ||
 			    !(tsh.sh_flags & SHF_EXECINSTR))
 				continue;
+		} else if (type == STT_OBJECT) {
+			*ret_objects += sym.st_name != 0;
+			continue;
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
@@ -333,6 +338,7 @@ struct symtab *symtab__from_elf_plt(Elf *elf, enum symtab_source source, Elf *ru
 {
 	struct builder b = { 0 };
 	Elf_Scn *scn = NULL;
+	size_t objects = 0;
 
 	if (!elf) {
 		errno = EINVAL;
@@ -346,12 +352,14 @@ struct symtab *symtab__from_elf_plt(Elf *elf, enum symtab_source source, Elf *ru
 		errno = ENOENT;
 		return NULL;
 	}
-	if (from_section(elf, scn, &b) < 0) {
+	if (from_section(elf, scn, &b, &objects) < 0) {
 		builder_release(&b);
 		return NULL;
 	}
-	/* perf adds PLT entries only to a dso that has symbols of its own. */
-	if (b.nr && runtime && add_plt(&b, runtime) < 0) {
+	/* perf adds PLT entries only to a dso that has symbols of its own (dso__load: ret > 0),
+	 * data objects included: /usr/bin/dash, without .symtab, has only environ and __environ
+	 * defined in .dynsym, and perf names its PLT entries (free@plt) */
+	if ((b.nr || objects) && runtime && add_plt(&b, runtime) < 0) {
 		builder_release(&b);
 		errno = ENOMEM;
 		return NULL;
