@@ -16,7 +16,7 @@
 
 static struct report_frame F(const char *dso, const char *sym)
 {
-	return (struct report_frame){ .dso = dso, .sym = sym, .ip = 0x1000, .map_ip = 0x1000 };
+	return (struct report_frame){ .dso = dso, .sym = sym, .ip = 0x1000, .map_ip = 0x1000, .map_off = 0x1000 };
 }
 
 static void add(struct report *r, const char *comm, int pid, int tid, int cpu, uint64_t period,
@@ -197,7 +197,7 @@ static size_t feed_script_memo(struct report *r, const char *name, bool memo)
 		}
 		ck_assert_uint_lt(n, 512);
 		fr[n] = (struct report_frame){
-			.ip = ip, .map_ip = ip, .sym_start = start,
+			.ip = ip, .map_ip = ip, .map_off = ip, .sym_start = start,
 			.sym = strcmp(p, "[unknown]") ? p : NULL,
 			.dso = dso && strcmp(dso, "[unknown]") ? dso : NULL,
 			.kernel = ip >= 0xffff800000000000ULL,
@@ -523,11 +523,12 @@ END_TEST
 
 START_TEST(test_unresolved_addresses)
 {
-	/* An unresolved leaf in a mapped dso: its self row shows the map-relative address,
+	/* An unresolved leaf in a mapped dso: its self row shows the map-relative address (the file
+	 * offset, perf's map_ip, not the ELF vaddr of a -no-pie binary),
 	 * the frame's children row (perf's cumulative entry) the absolute one. */
 	struct report *r = report__new(NULL);
 	struct report_frame a[] = {
-		{ .dso = "prog", .ip = 0x5600000012a0, .map_ip = 0x12a0 },
+		{ .dso = "prog", .ip = 0x5600000012a0, .map_ip = 0x4012a0, .map_off = 0x12a0 },
 		{ .dso = "prog", .sym = "main", .ip = 0x560000001100, .map_ip = 0x1100 },
 	};
 	add(r, "prog", 1, 1, 0, 10, a, 2);
@@ -717,7 +718,7 @@ START_TEST(test_folded_exact)
 	struct report *r = report__new(NULL);
 	struct report_frame a[] = { F("libstdc++.so.6", "std::vector<int>::push_back(int const&)"),
 				    F("w", "main") };
-	struct report_frame b[] = { { .dso = "/usr/lib/libfoo.so", .ip = 0x42, .map_ip = 0x42 },
+	struct report_frame b[] = { { .dso = "/usr/lib/libfoo.so", .ip = 0x42, .map_ip = 0x42, .map_off = 0x42 },
 				    F("w", "(anonymous namespace)::run(int)"), F("w", "main") };
 	struct report_frame c[] = { { .ip = 0 }, F("w", "odd;name"), F("w", "main") };
 	add(r, "my prog", 1, 1, 0, 5, a, 2);

@@ -106,6 +106,17 @@ struct elf_file *dso__elf(struct dso *d)
 	return d->elf;
 }
 
+uint64_t dso__file_offset(struct dso *d, uint64_t addr)
+{
+	struct elf_file *f;
+	uint64_t off, avail;
+
+	if (!d || d->kind == DSO_KERNEL || !(f = dso__elf(d)) ||
+	    elf_file__vaddr_to_offset(f, addr, &off, &avail) < 0)
+		return addr;
+	return off;
+}
+
 const struct symtab *dso__symtab(struct dso *d)
 {
 	struct machine *m = d->machine;

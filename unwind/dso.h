@@ -37,6 +37,12 @@ uint32_t dso__seq(const struct dso *d);
  * valid until machine__free. */
 struct elf_file *dso__elf(struct dso *d);
 
+/* perf's map_ip of dso address addr (a file's ELF vaddr, as unwind_frame.addr has it): the file
+ * offset, ip - map start + pgoff, which perf shows for an unresolved user address. addr itself
+ * for the kernel, a dso without ELF (its addr is an offset already) or an address outside the
+ * file's PT_LOADs. Never fails. */
+uint64_t dso__file_offset(struct dso *d, uint64_t addr);
+
 /* Its symbols (ELF, debug file or kallsyms), loaded on first call; thread safe; NULL if none. */
 const struct symtab *dso__symtab(struct dso *d);
 

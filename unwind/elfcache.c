@@ -8,11 +8,13 @@
 #include <gelf.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/cleanup.h"
 #include "unwind/elfcache.h"
@@ -32,6 +34,7 @@ struct elf_file {
 	void *owned_image;	/* elf_file__from_memory's copy */
 	char *path;
 	char *debug_dir;
+	char *buildid_dir;	/* perf's build-id cache, from the elfcache (NULL: none) */
 	int fd;
 	Elf *elf;
 	const uint8_t *image;
@@ -241,6 +244,7 @@ static void elf_file_free(struct elf_file *f)
 	pthread_mutex_destroy(&f->sym_lock);
 	free(f->path);
 	free(f->debug_dir);
+	free(f->buildid_dir);
 	free(f);
 }
 
@@ -491,11 +495,31 @@ static const char *debuglink_name(struct elf_file *f)
 	return NULL;
 }
 
+/* dir/.build-id/xx/rest followed by tail in buf: perf's name of a file by build id, the id
+ * without the zero padding perf adds in the file */
+static void build_id_path(char *buf, size_t size, const char *dir, const uint8_t *id, size_t len,
+			  const char *tail)
+{
+	int n;
+
+	while (len > 1 && !id[len - 1])
+		len--;
+	n = snprintf(buf, size, "%s/.build-id/%02x/", dir, id[0]);
+	for (size_t i = 1; i < len && n >= 0 && n < (int)size - 8; i++)
+		n += snprintf(buf + n, size - n, "%02x", id[i]);
+	if (n >= 0 && n < (int)size)
+		snprintf(buf + n, size - n, "%s", tail);
+}
+
 /* The separate debug file's .symtab, in perf's order (dso__load's binary types): the
- * .gnu_debuglink target (beside the file, in .debug/ there, under debug_dir), then
- * debug_dir/.build-id/xx/rest.debug. Sets f->symtab and f->symtab_path; false: none. */
+ * .gnu_debuglink target (beside the file, in .debug/ there, under debug_dir), perf's build-id
+ * cache (buildid_dir/.build-id/xx/rest/elf, then .../debug: perf record's copy of the file as
+ * it was recorded, unstripped even when the file on disk has been stripped since), then
+ * debug_dir/.build-id/xx/rest.debug. Each must carry f's build id. Sets f->symtab and
+ * f->symtab_path; false: none. */
 static bool load_debug_symbols(struct elf_file *f)
 {
+	static const char *const cache_tails[] = { "/elf", "/debug" };
 	char path[4096];
 	const char *link = debuglink_name(f);
 
@@ -516,13 +540,17 @@ static bool load_debug_symbols(struct elf_file *f)
 			}
 		}
 	}
+	for (size_t i = 0; f->build_id_len && f->buildid_dir && i < 2; i++) {
+		build_id_path(path, sizeof(path), f->buildid_dir, f->build_id, f->build_id_len,
+			      cache_tails[i]);
+		if ((f->symtab = debug_symtab(f, path))) {
+			f->symtab_path = strdup(path);
+			return true;
+		}
+	}
 	if (f->build_id_len) {
-		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", f->debug_dir,
-				 f->build_id[0]);
-
-		for (size_t i = 1; i < f->build_id_len && n < (int)sizeof(path) - 8; i++)
-			n += snprintf(path + n, sizeof(path) - n, "%02x", f->build_id[i]);
-		snprintf(path + n, sizeof(path) - n, ".debug");
+		build_id_path(path, sizeof(path), f->debug_dir, f->build_id, f->build_id_len,
+			      ".debug");
 		if ((f->symtab = debug_symtab(f, path))) {
 			f->symtab_path = strdup(path);
 			return true;
@@ -632,11 +660,29 @@ static size_t hash_key(const char *path, const uint8_t *id, size_t len)
 	return h;
 }
 
+/* The user's own home: $HOME when it is an absolute path to a directory of the effective user
+ * (perf takes $HOME as it is; a daemon or a sudo may pass on another user's, which must not
+ * decide what this user's report reads), else the password database's; NULL: none. */
+static const char *own_home(char *buf, size_t size)
+{
+	const char *home = getenv("HOME");
+	struct passwd pw, *res = NULL;
+	struct stat st;
+
+	if (home && home[0] == '/' && stat(home, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid())
+		return home;
+	if (getpwuid_r(geteuid(), &pw, buf, size, &res) || !res || !res->pw_dir ||
+	    res->pw_dir[0] != '/')
+		return NULL;
+	return res->pw_dir;
+}
+
 struct elfcache *elfcache__new(const struct elfcache_opts *opts)
 {
 	struct elfcache *c = calloc(1, sizeof(*c));
-	const char *home = getenv("HOME");
-	char buf[4096];
+	char buf[4096], pwbuf[4096];
+	const char *home;
 
 	if (!c)
 		goto nomem;
@@ -647,7 +693,8 @@ struct elfcache *elfcache__new(const struct elfcache_opts *opts)
 	if (opts && opts->buildid_dir)
 		c->buildid_dir = strdup(opts->buildid_dir);
 	else {
-		snprintf(buf, sizeof(buf), "%s/.debug", home && *home ? home : "/root");
+		home = own_home(pwbuf, sizeof(pwbuf));
+		snprintf(buf, sizeof(buf), "%s%s", home ? home : "", home ? "/.debug" : "");
 		c->buildid_dir = strdup(buf);
 	}
 	if (!c->buckets || !c->debug_dir || !c->buildid_dir)
@@ -688,23 +735,22 @@ static struct elf_file *open_with_cache(struct elfcache *c, const char *path, co
 	struct elf_file *f = elf_file__open(path, id, len, c->debug_dir);
 	int err = errno;
 	char alt[4096];
-	int n;
 
-	if (f || !len || (err != ESTALE && err != ENOENT) || !*c->buildid_dir)
-		return f;
-	/* perf's build-id cache: <dir>/.build-id/xx/<rest>/elf, named after the id without the
-	 * zero padding perf adds in the file. */
-	size_t eff = len;
-
-	while (eff > 1 && !id[eff - 1])
-		eff--;
-	n = snprintf(alt, sizeof(alt), "%s/.build-id/%02x/", c->buildid_dir, id[0]);
-	for (size_t i = 1; i < eff && n < (int)sizeof(alt) - 8; i++)
-		n += snprintf(alt + n, sizeof(alt) - n, "%02x", id[i]);
-	snprintf(alt + n, sizeof(alt) - n, "/elf");
-	f = elf_file__open(alt, id, len, c->debug_dir);
-	if (!f)
+	if (!f && len && (err == ESTALE || err == ENOENT) && *c->buildid_dir) {
+		/* perf's build-id cache: the file as it was recorded */
+		build_id_path(alt, sizeof(alt), c->buildid_dir, id, len, "/elf");
+		f = elf_file__open(alt, id, len, c->debug_dir);
+	}
+	if (!f) {
 		errno = err;
+		return NULL;
+	}
+	/* its symbols may come from the cache too (a file stripped since it was recorded) */
+	if (*c->buildid_dir && !(f->buildid_dir = strdup(c->buildid_dir))) {
+		elf_file__put(f);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return f;
 }
 

@@ -19,7 +19,8 @@ struct inline_frame;
 
 struct elfcache_opts {
 	const char *debug_dir;	/* NULL: /usr/lib/debug */
-	const char *buildid_dir;	/* perf's build-id cache; NULL: $HOME/.debug; "": none */
+	const char *buildid_dir;	/* perf's build-id cache; NULL: ~/.debug of the effective user
+					 * ($HOME when it is theirs); "": none */
 };
 
 /* The .eh_frame_hdr of a file, in file virtual addresses. */
@@ -78,7 +79,8 @@ int elf_file__vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t
 int elf_file__eh_frame_hdr(const struct elf_file *f, struct eh_frame_hdr_info *ret);
 
 /* Function symbols, where perf takes them: the .symtab of its separate debug file
- * (.gnu_debuglink beside it, in .debug/, under debug_dir; then the build-id directory); else the
+ * (.gnu_debuglink beside it, in .debug/, under debug_dir; then perf's build-id cache entries elf
+ * and debug, for a file opened through an elfcache; then debug_dir/.build-id); else the
  * file's .symtab; else its .dynsym; plus the file's PLT entries ("cos@plt"). Loaded on first
  * call (which may take milliseconds), thread safe. NULL when there are none. */
 const struct symtab *elf_file__symtab(struct elf_file *f);

@@ -1,8 +1,9 @@
 /* Sorted function-symbol tables built from ELF symbol tables or kallsyms. Building follows perf
  * (tools/perf/util/symbol.c) so that names agree with perf report: functions only; symbols
  * sharing an address are reduced to one chosen by perf's preferences (sized over unsized, strong
- * over weak, global over local, fewer leading underscores, longer name); unsized symbols extend
- * to the next one. Names live in one arena owned by the table. */
+ * over weak, global over local, fewer leading underscores, longer name), where an unsized symbol
+ * counts as sized unless the next one shares its address (perf extends it first); unsized
+ * symbols extend to the next one. Names live in one arena owned by the table. */
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -28,6 +29,7 @@ struct raw_sym {
 	uint64_t start, size;
 	size_t name_off;
 	uint8_t binding;
+	bool sized;	/* non-empty once perf's symbols__fixup_end has run (builder_finish) */
 };
 
 struct builder {
@@ -63,7 +65,7 @@ static int builder_add(struct builder *b, uint64_t start, uint64_t size, const c
 	}
 	memcpy(b->arena + b->arena_len, name, name_len);
 	b->arena[b->arena_len + name_len] = '\0';
-	b->raw[b->nr++] = (struct raw_sym){ start, size, b->arena_len, binding };
+	b->raw[b->nr++] = (struct raw_sym){ start, size, b->arena_len, binding, false };
 	b->arena_len += name_len + 1;
 	return 0;
 }
@@ -99,9 +101,9 @@ static bool prefer_a(const struct raw_sym *a, const struct raw_sym *b, const cha
 	const char *na = arena + a->name_off, *nb = arena + b->name_off;
 	size_t la, lb;
 
-	if (a->size && !b->size)
+	if (a->sized && !b->sized)
 		return true;
-	if (!a->size && b->size)
+	if (!a->sized && b->sized)
 		return false;
 	if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
 		return b->binding == STB_WEAK;
@@ -137,6 +139,14 @@ static struct symtab *builder_finish(struct builder *b)
 		;
 	if (i < b->nr)
 		qsort(b->raw, b->nr, sizeof(*b->raw), raw_cmp);
+	/* perf extends the unsized symbols to the next one before it drops aliases
+	 * (symbols__fixup_end, then symbols__fixup_duplicate, for kallsyms and ELF alike): of
+	 * unsized symbols sharing an address all but the last stay empty, so the last wins
+	 * (kallsyms: __x86_indirect_thunk_rax over __pi___x86_indirect_thunk_rax before it,
+	 * __pi_memcpy over memcpy) */
+	for (i = 0; i < b->nr; i++)
+		b->raw[i].sized = b->raw[i].size || i + 1 == b->nr ||
+				  b->raw[i + 1].start != b->raw[i].start;
 	for (i = 0; i < b->nr; i++) {
 		if (n && b->raw[n - 1].start == b->raw[i].start) {
 			if (!prefer_a(&b->raw[n - 1], &b->raw[i], b->arena))
@@ -190,8 +200,10 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type)
 	return NULL;
 }
 
-/* Adds scn's function symbols to b. Returns 0 or -1 with errno (EIO, ENOMEM). */
-static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b)
+/* Adds scn's function symbols to b and counts in *ret_objects its data objects, which perf
+ * loads too (elf_sym__filter: functions and objects) and which count for its PLT rule below.
+ * Returns 0 or -1 with errno (EIO, ENOMEM). */
+static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b, size_t *ret_objects)
 {
 	GElf_Shdr sh;
 	Elf_Data *data;
@@ -222,6 +234,9 @@ static int from_section(Elf *elf, Elf_Scn *scn, struct builder *b)
 			    !(tscn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(tscn, &tsh) ||
 			    !(tsh.sh_flags & SHF_EXECINSTR))
 				continue;
+		} else if (type == STT_OBJECT) {
+			*ret_objects += sym.st_name != 0;
+			continue;
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
@@ -323,6 +338,7 @@ struct symtab *symtab__from_elf_plt(Elf *elf, enum symtab_source source, Elf *ru
 {
 	struct builder b = { 0 };
 	Elf_Scn *scn = NULL;
+	size_t objects = 0;
 
 	if (!elf) {
 		errno = EINVAL;
@@ -336,12 +352,14 @@ struct symtab *symtab__from_elf_plt(Elf *elf, enum symtab_source source, Elf *ru
 		errno = ENOENT;
 		return NULL;
 	}
-	if (from_section(elf, scn, &b) < 0) {
+	if (from_section(elf, scn, &b, &objects) < 0) {
 		builder_release(&b);
 		return NULL;
 	}
-	/* perf adds PLT entries only to a dso that has symbols of its own. */
-	if (b.nr && runtime && add_plt(&b, runtime) < 0) {
+	/* perf adds PLT entries only to a dso that has symbols of its own (dso__load: ret > 0),
+	 * data objects included: /usr/bin/dash, without .symtab, has only environ and __environ
+	 * defined in .dynsym, and perf names its PLT entries (free@plt) */
+	if ((b.nr || objects) && runtime && add_plt(&b, runtime) < 0) {
 		builder_release(&b);
 		errno = ENOMEM;
 		return NULL;

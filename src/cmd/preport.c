@@ -1,6 +1,7 @@
 /* preport: reads any perf.data (precord's or perf's) and reports what perf report reports. A
  * thin command line over the report session (src/report/session.h): options in, a session with
  * its sinks (the aggregation, and the pprof writer with --pprof) run once, the outputs printed. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -40,6 +41,7 @@ struct cli {
 	bool stats, folded, force, quiet, header, verbose;
 	bool off_cpu, wall;
 	bool children_set, children;
+	bool graph_set;	/* -g given */
 	int32_t *pids, *tids, *cpus;
 	const char **comms, **cgroups;
 	size_t nr_pids, nr_tids, nr_cpus, nr_comms, nr_cgroups;
@@ -54,7 +56,8 @@ struct cli {
 /* preport reports through the programs' one error line */
 #define err cli__err
 
-static int parse_int_list(const char *s, int32_t **ret, size_t *nr)
+/* "1,2,5", and with ranges "0-3,6" (perf's cpu lists) */
+static int parse_int_list(const char *s, bool ranges, int32_t **ret, size_t *nr)
 {
 	_cleanup_free_ char *copy = strdup(s);
 	char *p = copy, *tok;
@@ -63,16 +66,25 @@ static int parse_int_list(const char *s, int32_t **ret, size_t *nr)
 		return -ENOMEM;
 	while ((tok = strsep(&p, ","))) {
 		char *end;
-		long v = strtol(tok, &end, 10);
-		int32_t *n;
+		long v = strtol(tok, &end, 10), last = v;
 
-		if (!*tok || *end || v < 0 || v > INT_MAX)
+		if (ranges && end != tok && *end == '-') {
+			char *r = end + 1;
+
+			last = strtol(r, &end, 10);
+			if (end == r || last < v || last - v > 65536)
+				return -EINVAL;
+		}
+		if (!*tok || *end || v < 0 || last > INT_MAX || !isdigit((unsigned char)*tok))
 			return -EINVAL;
-		n = realloc(*ret, (*nr + 1) * sizeof(int32_t));
-		if (!n)
-			return -ENOMEM;
-		*ret = n;
-		(*ret)[(*nr)++] = (int32_t)v;
+		for (; v <= last; v++) {
+			int32_t *n = realloc(*ret, (*nr + 1) * sizeof(int32_t));
+
+			if (!n)
+				return -ENOMEM;
+			*ret = n;
+			(*ret)[(*nr)++] = (int32_t)v;
+		}
 	}
 	return 0;
 }
@@ -104,14 +116,16 @@ static void usage(FILE *f)
 "                         [YYYY-MM-DD ]HH:MM[:SS[.FRAC]] (local; Z at the end: UTC), or\n"
 "                         @SECONDS since the epoch (recordings with CLOCK_DATA: precord's)\n"
 "      --stdio            text output (the default; accepted for perf compatibility)\n"
-"      --children         Children and Self columns (the default with call graphs)\n"
+"      --children         Children and Self columns (the default with call graphs;\n"
+"                         ignored, as by perf, in a file without call chains)\n"
 "      --no-children      Self only\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
 "  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
-"                         e.g. -g caller,1 (default graph,0.5)\n"
+"                         e.g. -g caller,1 (default graph,0.5); refused, but none, in a\n"
+"                         file without call chains\n"
 "      --off-cpu          where threads waited (precord --off-cpu files): each blocking\n"
 "                         stack weighted by the time until the thread ran again, in ns,\n"
 "                         under a leaf naming the state; per-thread times at the end\n"
@@ -123,7 +137,8 @@ static void usage(FILE *f)
 "                         call chains (smaller; read without unwinding, like fp recordings)\n"
 "      --stats            records by type, samples, lost events, precord's pauses\n"
 "      --header           print the recording's header information first\n"
-"      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated)\n"
+"      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated;\n"
+"                         CPUS may hold ranges, 0-3); perf's spellings -c/--comms, -C too\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
 "                         precord --all-cgroups; -s cgroup or unit sorts by them)\n"
 "      --max-stack N      deepest call chain to unwind (default 127)\n"
@@ -172,6 +187,7 @@ static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "comms", required_argument, NULL, OPT_COMM },	/* perf's spelling */
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
@@ -275,6 +291,7 @@ static int parse_opt(struct cli *c, int opt)
 		}
 		break;
 	case 'g':
+		c->graph_set = true;
 		if (report__parse_callgraph(optarg, &c->ro) < 0) {
 			err("invalid call graph option '%s': expected graph or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
 			return EXIT_USAGE;
@@ -291,10 +308,12 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_PID:
 	case OPT_TID:
 	case OPT_CPU:
-		if (parse_int_list(optarg, opt == OPT_PID ? &c->pids : opt == OPT_TID ? &c->tids : &c->cpus,
+		if (parse_int_list(optarg, opt == OPT_CPU,
+				   opt == OPT_PID ? &c->pids : opt == OPT_TID ? &c->tids : &c->cpus,
 				   opt == OPT_PID ? &c->nr_pids : opt == OPT_TID ? &c->nr_tids : &c->nr_cpus) < 0) {
-			err("invalid list '%s' for --%s: expected numbers separated by commas", optarg,
-			    opt == OPT_PID ? "pid" : opt == OPT_TID ? "tid" : "cpu");
+			err("invalid list '%s' for --%s: expected numbers separated by commas%s", optarg,
+			    opt == OPT_PID ? "pid" : opt == OPT_TID ? "tid" : "cpu",
+			    opt == OPT_CPU ? " (or ranges, 0-3)" : "");
 			return EXIT_USAGE;
 		}
 		break;
@@ -351,8 +370,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:j:qvh", longopts, NULL)) != -1)
-		if ((e = parse_opt(c, opt)) >= 0)
+	while ((opt = getopt_long(argc, argv, "i:s:g:j:c:C:qvh", longopts, NULL)) != -1)
+		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU : opt)) >= 0)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
@@ -783,6 +802,44 @@ static int do_unwind_to(const struct cli *c)
 	return 0;
 }
 
+/* A file without call chains (no event has PERF_SAMPLE_CALLCHAIN or a user stack to unwind):
+ * perf report turns --children off, silently, and refuses a -g other than none with this
+ * message (then prints an empty report and exits 0, which is perf's bug: preport exits
+ * EXIT_USAGE). Returns -1 to go on, or the exit status. */
+static int check_callchains(struct cli *c, struct report_session *s)
+{
+	struct perf_reader *r = report_session__reader(s);
+	uint64_t type = 0;
+
+	for (size_t i = 0; i < perf_reader__nr_attrs(r); i++)
+		type |= perf_reader__attr(r, i)->attr.sample_type;
+	if (!perf_reader__nr_attrs(r) || (type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)))
+		return -1;
+	if (c->graph_set && c->ro.graph != REPORT_GRAPH_NONE) {
+		err("Selected -g or --branch-history.\n"
+		    "But no callchain or branch data.\n"
+		    "Did you call 'perf record' without -g or -b?");
+		return EXIT_USAGE;
+	}
+	c->ro.no_children = true;
+	c->children_set = false;
+	return -1;
+}
+
+/* --cpu on a file with an event that has no PERF_SAMPLE_CPU: perf refuses it with this message
+ * (perf_session__cpu_bitmap; it then exits 0, preport EXIT_USAGE). Returns -1 or the status. */
+static int check_cpu_filter(const struct cli *c, struct report_session *s)
+{
+	struct perf_reader *r = report_session__reader(s);
+
+	for (size_t i = 0; c->nr_cpus && i < perf_reader__nr_attrs(r); i++)
+		if (!(perf_reader__attr(r, i)->attr.sample_type & PERF_SAMPLE_CPU)) {
+			err("File does not contain CPU events. Remove -C option to proceed.");
+			return EXIT_USAGE;
+		}
+	return -1;
+}
+
 /* Samples that do not decode with their attr are not in the report: say how many, whose and
  * why, and that the report is partial. */
 static int check_undecodable(const struct cli *c, struct report_session *s, int ret)
@@ -842,6 +899,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (c.time && (ret = set_times(&c, s)) > 0) {
+		report_session__free(s);
+		goto out;
+	}
+	if (!c.stats && ((ret = check_callchains(&c, s)) >= 0 || (ret = check_cpu_filter(&c, s)) >= 0)) {
 		report_session__free(s);
 		goto out;
 	}

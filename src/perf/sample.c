@@ -208,6 +208,9 @@ int perf_sample__parse(const struct perf_event_attr *attr, const struct perf_eve
 	memset(ret, 0, sizeof(*ret));
 	ret->hdr = rec;
 	ret->cpumode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	/* without PERF_SAMPLE_PERIOD every sample stands for the attr's period (perf -c N), as
+	 * perf's evsel__parse_sample has it; the field overwrites it when present */
+	ret->period = attr->sample_period;
 	c.p = (const uint8_t *)(rec + 1);
 	c.left = rec->size - sizeof(*rec);
 	if (parse_fixed(attr, &c, ret) < 0 || parse_variable(attr, &c, ret) < 0 ||

@@ -15,7 +15,7 @@ struct perf_sample {
 	uint64_t addr;
 	uint64_t id;
 	uint32_t cpu;
-	uint64_t period;
+	uint64_t period;            /* without PERF_SAMPLE_PERIOD: attr.sample_period, as perf */
 	uint16_t cpumode;           /* misc & PERF_RECORD_MISC_CPUMODE_MASK */
 	uint64_t callchain_nr;      /* 0 when absent */
 	const uint64_t *callchain;  /* callchain_nr entries, PERF_CONTEXT_* markers included */

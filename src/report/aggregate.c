@@ -122,6 +122,7 @@ static void convert(const struct unwind_frame *f, struct report_frame *out)
 	*out = (struct report_frame){
 		.ip = f->ip - adj,
 		.map_ip = f->addr - adj,
+		.map_off = dso__file_offset(f->dso, f->addr - adj),
 		.sym_start = f->sym ? f->sym->start : 0,
 		.dso = short_dso(f),
 		.dso_seq = f->dso ? dso__seq(f->dso) : 0,

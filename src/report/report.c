@@ -109,6 +109,7 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 	if (k.sym == NONE) {
 		k.ip = f->ip;
 		k.map_ip = f->map_ip;
+		k.map_off = f->map_off;
 	} else {
 		k.sym_start = f->sym_start;
 	}

@@ -18,6 +18,8 @@ struct report_frame {
 	uint64_t ip;        /* absolute address: call-graph lines of unresolved frames show it */
 	uint64_t map_ip;    /* address within the dso (map->map_ip(ip)); equal to ip outside any
 			     * map. The row of an unresolved leaf shows it, like perf */
+	uint64_t map_off;   /* perf's map_ip: the file offset of map_ip (ip - map start + pgoff),
+			     * which the row of an unresolved user leaf shows; map_ip elsewhere */
 	uint64_t sym_start; /* start of sym in the dso, 0 if unknown: two symbols of one name in
 			     * one dso (static functions, plt stubs) stay apart, as in perf */
 	const char *dso;  /* short name as perf shows it ("libc.so.6", "[kernel.kallsyms]");

@@ -35,7 +35,7 @@ struct htab {
 struct frame {
 	uint32_t dso;   /* string id or NONE */
 	uint32_t sym;   /* string id or NONE (then ip and map_ip are the identity) */
-	uint64_t ip, map_ip, sym_start;
+	uint64_t ip, map_ip, map_off, sym_start;
 	bool kernel;
 	bool inlined;   /* sym is "NAME (inlined)" */
 	uint32_t srcline; /* string id or NONE: set only when sorting by srcline */

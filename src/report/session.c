@@ -537,7 +537,11 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 		return 0;
 	s->st.nr_samples++;
 	it->attr = a;
-	it->comm = machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
+	/* A thread of tid -1 (sched_switch of a task that has exited, from the pid namespace it
+	 * left) is one no record names: perf makes it a thread of its own, named ":-1", not one of
+	 * the process's threads */
+	it->comm = (int32_t)it->s.tid == -1 ? NULL :
+		   machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
 	it->cgroup = (perf_reader__attr(s->cur, a)->attr.sample_type & PERF_SAMPLE_CGROUP) ?
 			     cgroup_name(s, it->s.cgroup) : NULL;
 	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||

@@ -46,7 +46,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 			if (r->frames[f].sym != NONE) {
 				k.frame = f;
 			} else {
-				uint64_t a = self ? r->frames[f].map_ip : r->frames[f].ip;
+				uint64_t a = self ? r->frames[f].map_off : r->frames[f].ip;
 				k.unresolved = 1;
 				k.addr_lo = (uint32_t)a;
 				k.addr_hi = (uint32_t)(a >> 32);
@@ -82,7 +82,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		e->key = k;
 		e->frame = f;
 		e->filtered = cx->filtered;
-		e->addr = self ? r->frames[f].map_ip : r->frames[f].ip;
+		e->addr = self ? r->frames[f].map_off : r->frames[f].ip;
 		e->kernel = kernel;
 		e->comm = cx->comm;
 		e->cgroup = cx->cgroup;
