@@ -1412,8 +1412,13 @@ int record__stop(struct record *rec)
 		rec->ll = NULL;
 		return 0;
 	}
-	if (!rec->target_ended) {
+	if (!rec->target_ended)
 		rec->t_end_ns = clock__ns();
+	/* The run ends at t_end_ns: a pause in progress counts until then. Counted until the
+	 * summary instead, it took in the wait for the command after SIGTERM and the last drain,
+	 * seconds with a busy tree, and came to more than the run. */
+	lossless__end(rec->ll, rec->t_end_ns);
+	if (!rec->target_ended) {
 		if (rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
 			/* Recording ends before the command: the events first, as perf does (what
 			 * the command does from now on is not recorded, so resumed it cannot fill a
@@ -1468,7 +1473,8 @@ int record__stop(struct record *rec)
 		ps.pauses = ls.pauses;
 		ps.paused_ns = (uint64_t)(ls.paused_total * 1e9);
 		ps.longest_ns = (uint64_t)(ls.paused_longest * 1e9);
-		ps.recording_ns = clock__ns() - rec->t0_ns;
+		/* the run of the summary's "% of the run", which the paused time stops at */
+		ps.recording_ns = rec->t_end_ns - rec->t0_ns;
 		snprintf(ps.mechanism, sizeof(ps.mechanism), "%s", ls.mechanism ? ls.mechanism : "");
 		ps.by_ring = ls.pauses_by_ring;
 		ps.nr_rings = (uint32_t)ls.nr_rings;

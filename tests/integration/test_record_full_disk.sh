@@ -104,8 +104,8 @@ echo "--lossless: paused $paused s; seen paused for $seen us before the space wa
 awk -v p="$paused" -v s="$seen" 'BEGIN { exit !(p * 1e6 >= s) }' ||
 	fail "--lossless: paused $paused s, less than the $seen us it was seen paused with the disk full"
 
-# 4. --lossless, stopped while waiting for space: what waited is lost, counted; the target is
-# not left paused.
+# 4. --lossless, stopped while paused waiting for space: what waited is lost, counted; the
+# target is not left paused; the paused time is at most the run.
 fill 290
 rm -f stop-spin
 : > rec.err
@@ -114,10 +114,16 @@ SPIN_STOP=$T/stop-spin precord --lossless -F 4000 -o full/p.data -- "$W/spin_thr
 prec=$!
 wait_until "$what: a message about the full disk" told_full
 target=$(head -1 pid.out)
+wait_until "$what: the target paused while the disk is full" paused "$target"
 kill -INT $prec
 rc=0; wait $prec || rc=$?
 check "--lossless, stopped while full" 125
 assert_ge "$lost_smp" 1 "--lossless stop: samples not written"
+# paused from the full disk to the stop: that pause ends with the run, not with the summary
+# (counted through the stop, it came to more than the run)
+cat rec.err
+paused_within_run rec.err full/p.data
+assert_ge "$(summary_num rec.err 'lossless via [a-z0-9-]*:')" 1 "--lossless stop: pauses"
 if [ -n "$target" ] && kill -0 "$target" 2>/dev/null; then
 	state=$(awk '{ print $3 }' /proc/$target/stat)
 	kill "$target" 2>/dev/null
