@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "lib/human.h"
 #include "record/record.h"
 #include "cmd/cli.h"
@@ -433,6 +434,29 @@ static int parse_option(int c, const char *arg, struct args *a)
 	return r ? r : -1;
 }
 
+/* -o must be (or become) a regular file on a disk: perf.data is written with seeks, and a FIFO
+ * would block open() until a reader came. Looked at with stat only, before anything starts. */
+static int check_output(const char *path)
+{
+	char what[PATH_MAX + 96];
+	int r = fileio__check_seekable(path, what, sizeof(what));
+
+	if (r == -EINVAL && !strncmp(what, "in ", 3))
+		return usage_err("cannot write -o %s: it would be %s (%s)", path, what,
+				 strstr(what, "stores no files") ? "give the name of a file on a disk" :
+				 "create the directory first, or give another -o");
+	if (r == -EINVAL)
+		return usage_err("cannot write -o %s: it is %s, and precord writes perf.data with "
+				 "seeks, which needs a regular file (give the name of a file on a "
+				 "disk, e.g. -o perf.data%s)", path, what,
+				 strstr(what, "pipe") || strstr(what, "character") ?
+				 "; precord cannot write to a pipe or a terminal: record to a file, "
+				 "then read it from there" : "");
+	if (r < 0)
+		return usage_err("cannot write -o %s: %s (give another -o)", path, strerror(-r));
+	return -1;
+}
+
 /* The rules between options, and the target. Returns -1 when the command line is good, else
  * EXIT_USAGE. */
 static int check_args(struct args *a, int argc, char **argv)
@@ -462,7 +486,7 @@ static int check_args(struct args *a, int argc, char **argv)
 				 "and a system cannot pause itself (record a command or -p PID)");
 	o->cmdline_argc = argc;
 	o->cmdline_argv = argv;
-	return -1;
+	return check_output(o->output);
 }
 
 /* Record until the target ends or a signal, with the status line on a terminal. */

@@ -1113,6 +1113,7 @@ static int write_prefix(struct perf_writer *w)
 struct perf_writer *perf_writer__open(const char *path, const struct perf_writer_opts *opts)
 {
 	struct perf_writer *w;
+	struct stat st = { 0 };
 	int r;
 
 	if (!path || check_opts(opts) < 0) {
@@ -1133,16 +1134,33 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
 	if (r < 0)
 		goto err;
 	w->creds = opts->creds;
+	/* what is not a regular file is refused, untouched (ESPIPE: the file is written with
+	 * seeks); precord's CLI says so more clearly, before anything starts */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+		goto err;
+	}
 	if (opts->keep_old) {
 		r = move_old(path);
 		if (r < 0)
 			goto err;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* O_NONBLOCK: a FIFO put there meanwhile fails (ENXIO) instead of blocking until a reader
+	 * comes */
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (w->fd < 0) {
 		r = -errno;
 		goto err;
 	}
+	if (fstat(w->fd, &st) < 0) {
+		r = -errno;
+		goto err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -ESPIPE;
+		goto err;	/* not ours to remove */
+	}
+	fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK);
 	r = write_prefix(w);
 	if (r == 0)
 		r = reserve(w, w->data_offset, END_RESERVE); /* room for the file's end */

@@ -28,6 +28,23 @@ expect 2 "invalid CPU list" -- -C 0-x true
 expect 2 "does not exist" -- -C 1000 true
 expect 2 "no process 999999" -- -p 999999
 expect 127 "cannot run 'no-such-command-xyz'" -- no-such-command-xyz
-expect 125 "cannot create" -- -o /nonexistent-dir/x.data true
+expect 2 "cannot write -o /nonexistent-dir/x.data: it would be in /nonexistent-dir, which does not exist" -- -o /nonexistent-dir/x.data true
+# -o that is not a regular file on a disk: refused before the command starts, untouched, without
+# blocking (a FIFO with no reader blocked open() forever; /proc and a pipe failed on a seek)
+mkfifo fifo
+set +e
+timeout -k 5 60 precord -o fifo -- sh -c ': > ran' > /dev/null 2> e.txt
+rc=$?
+set -e
+[ "$rc" = 2 ] || { cat e.txt; fail "precord -o fifo: exit $rc, expected 2 (124: it blocked)"; }
+grep -q "cannot write -o fifo: it is a named pipe (FIFO), and precord writes perf.data with seeks" e.txt || { cat e.txt; fail "precord -o fifo: message"; }
+[ -p fifo ] && [ ! -e fifo.old ] && [ ! -e ran ] || fail "precord -o fifo: the FIFO was touched or the command ran"
+expect 2 "cannot write -o /proc/version: it is a file of the proc file system" -- -o /proc/version true
+expect 2 "cannot write -o /dev/null: it is a character device" -- -o /dev/null true
+expect 2 "cannot write -o $T: it is a directory" -- -o "$T" true
+set +e
+precord -o /dev/stdout true 2> e.txt | cat > /dev/null
+set -e
+grep -q "cannot write -o /dev/stdout: it is a named pipe (FIFO).*precord cannot write to a pipe" e.txt || { cat e.txt; fail "precord -o /dev/stdout into a pipe: message"; }
 [ ! -e perf.data ] || fail "a failed start left perf.data behind"
 echo ok
