@@ -745,7 +745,8 @@ static int open_file(struct record *rec)
 
 		seterr(rec, "cannot create %s: %s%s", rec->o.output, strerror(e),
 		       e == EACCES || e == EROFS ? " (choose another place with -o)" :
-		       e == ENOSPC ? " (free some space or write elsewhere with -o)" :
+		       e == ENOSPC ? " (nothing was recorded, and a file that was there is kept: "
+				     "free some space or write elsewhere with -o)" :
 		       e == ESPIPE || e == ENXIO || e == EISDIR ? " (not a regular file: give "
 				     "the name of a file on a disk)" : "");
 		return -e;

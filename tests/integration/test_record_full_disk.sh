@@ -1,4 +1,5 @@
-# A disk that fills up while recording: precord says so at once, counts what it could not write
+# A disk full at the start: precord fails (125) and leaves no file, and the files that were there
+# as they were. A disk that fills up while recording: precord says so at once, counts what it could not write
 # as lost in its summary, its exit status and the file (LOST + LOST_SAMPLES records), and leaves a
 # file that perf and preport read to its end, compressed or not. With --lossless the target is
 # paused until there is space again (nothing lost, exit 0); stopped while waiting, what waited is
@@ -49,6 +50,20 @@ check() {
 	preport -i full/p.data --stats > rstats 2>/dev/null || fail "$what: preport --stats exit $?"
 	assert_eq "$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' rstats)" "$in_file" "$what: preport --stats samples"
 }
+
+# 0. Full at the start: nothing recorded, so no file (a 264-byte one used to be left, which
+# neither perf nor preport could read), and the files that were there are as they were.
+fill 8
+rc=0; precord -o full/p.data true > /dev/null 2> rec.err || rc=$?
+assert_eq "$rc" 125 "full at the start: exit status"
+grep -q "^precord: cannot create full/p.data: No space left on device" rec.err || { cat rec.err; fail "full at the start: no message naming the full disk"; }
+[ ! -e full/p.data ] || fail "full at the start: left full/p.data ($(stat -c %s full/p.data) bytes)"
+echo kept > full/p.data
+echo kept-old > full/p.data.old
+rc=0; precord -o full/p.data true > /dev/null 2> rec.err || rc=$?
+assert_eq "$rc" 125 "full at the start, over an old file: exit status"
+assert_eq "$(cat full/p.data 2>/dev/null)" kept "full at the start: the old full/p.data"
+assert_eq "$(cat full/p.data.old 2>/dev/null)" kept-old "full at the start: the old full/p.data.old"
 
 # 1. Not compressed: a 2 MB tmpfs, 2 s of CPU time at 4 kHz: 65 MB of samples.
 rm -f full/*
