@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1021,14 +1023,33 @@ static int start_lossless(struct record *rec)
 /* The command, held before exec (and placed where it can be paused). */
 static int start_command(struct record *rec)
 {
-	int err = target__check_command(rec->o.argv[0]);
+	char file[PATH_MAX] = "";
+	struct stat cs, os;
+	int err = target__check_command(rec->o.argv[0], file, sizeof(file));
+	bool named = strcmp(file, rec->o.argv[0]) != 0; /* found in PATH */
 
 	if (err) {
-		rec->exec_err = -err;
-		seterr(rec, "cannot run '%s': %s", rec->o.argv[0],
-		       err == -ENOENT ? "command not found (is it in PATH?)" :
-					"permission denied (not executable)");
-		return err;
+		/* exec's own errno for the exit status (126 for all but ENOENT, as a shell's) */
+		rec->exec_err = err == -ENOENT ? ENOENT : EACCES;
+		if (err == -ENOENT)
+			seterr(rec, "cannot run '%s': command not found (is it in PATH?)",
+			       rec->o.argv[0]);
+		else
+			seterr(rec, "cannot run '%s': %s%s%s is %s", rec->o.argv[0],
+			       named ? "the file found in PATH, " : "it", named ? file : "",
+			       named ? "," : "",
+			       err == -EISDIR ? "a directory, not a program" :
+			       err == -ENODEV ? "not a regular file, not a program" :
+			       "not executable (chmod +x it, or run it through its interpreter)");
+		return err == -ENOENT ? -ENOENT : -EACCES;
+	}
+	/* -o naming the command itself would rename it to .old before it runs */
+	if (stat(file, &cs) == 0 && stat(rec->o.output, &os) == 0 && cs.st_dev == os.st_dev &&
+	    cs.st_ino == os.st_ino) {
+		rec->refused = true;
+		seterr(rec, "-o %s is the command '%s' itself: recording would move it to %s.old "
+			    "(give -o another file)", rec->o.output, rec->o.argv[0], rec->o.output);
+		return -EINVAL;
 	}
 	if (rec->o.lossless && (err = start_lossless(rec)))
 		return err;
