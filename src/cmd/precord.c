@@ -324,14 +324,22 @@ static int opt_mmap_pages(const char *arg, struct args *a)
 				 "(e.g. 128) or a size (e.g. 4M)", arg);
 	if (suffixed)
 		v = v / page + !!(v % page);
-	if (v & (v - 1))
+	if (v & (v - 1)) {
+		unsigned long long lo = 1ULL << (63 - __builtin_clzll(v));
+
+		/* the suggestion in the unit typed: -m 12K is 3 pages, try 8K or 16K */
+		if (suffixed)
+			return usage_err("invalid ring size '%s' for -m: %llu pages is not a power "
+					 "of two (try -m %lluK or -m %lluK)", arg,
+					 (unsigned long long)v, lo * page / 1024, 2 * lo * page / 1024);
 		return usage_err("invalid ring size '%s' for -m: %llu pages is not a power of two "
-				 "(try %llu)", arg, (unsigned long long)v,
-				 (unsigned long long)(1ULL << (63 - __builtin_clzll(v))));
+				 "(try -m %llu or -m %llu)", arg, (unsigned long long)v, lo, 2 * lo);
+	}
 	if (v > (1ULL << 20))
 		return usage_err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)",
 				 arg);
 	a->o.mmap_pages = v;
+	a->o.mmap_arg = arg;
 	return 0;
 }
 
@@ -457,11 +465,44 @@ static int check_output(const char *path)
 	return -1;
 }
 
+/* The tgid of task pid (from /proc/PID/status), or 0 when it cannot be read. */
+static pid_t tgid_of(pid_t pid)
+{
+	char path[64], line[128];
+	_cleanup_fclose_ FILE *f = NULL;
+	int tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	return tgid;
+}
+
+/* -p names processes: not precord itself, and not a thread (its process is what -p records,
+ * every thread of it). A pid that does not exist is left to the start, which says so. */
+static int check_pids(const struct args *a)
+{
+	for (size_t i = 0; i < a->nr_pids; i++) {
+		pid_t pid = a->pids[i], tgid = tgid_of(pid);
+
+		if (pid == getpid() || tgid == getpid())
+			return usage_err("-p %d is precord itself, which cannot record itself (give "
+					 "the pid of another process)", pid);
+		if (tgid > 0 && tgid != pid)
+			return usage_err("-p %d is a thread of process %d, not a process: -p records "
+					 "every thread of a process (use -p %d)", pid, tgid, tgid);
+	}
+	return -1;
+}
+
 /* The rules between options, and the target. Returns -1 when the command line is good, else
  * EXIT_USAGE. */
 static int check_args(struct args *a, int argc, char **argv)
 {
 	struct record_opts *o = &a->o;
+	int r;
 
 	if (a->freq_set && a->period_set)
 		return usage_err("-F and -c both given: choose a frequency or a period");
@@ -486,7 +527,8 @@ static int check_args(struct args *a, int argc, char **argv)
 				 "and a system cannot pause itself (record a command or -p PID)");
 	o->cmdline_argc = argc;
 	o->cmdline_argv = argv;
-	return check_output(o->output);
+	r = check_pids(a);
+	return r >= 0 ? r : check_output(o->output);
 }
 
 /* Record until the target ends or a signal, with the status line on a terminal. */

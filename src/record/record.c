@@ -6,6 +6,7 @@
  * Stopping reverses it: disable, drain, write the kernel's lost counts, finalize. */
 #include "record/record.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -165,9 +166,26 @@ static int choose_cpus(struct record *rec)
 	cpu_set_t want;
 
 	if (rec->o.cpu_list) {
-		if (cpulist__parse(rec->o.cpu_list, &want) < 0) {
+		const char *l = rec->o.cpu_list;
+		int r = cpulist__parse(l, &want);
+
+		if (r == -ERANGE) {
+			/* as for any CPU past the last: the number named, and how many there are */
+			while (*l && !(isdigit((unsigned char)*l) &&
+				       strtoull(l, NULL, 10) >= (unsigned long long)n))
+				l++;
+			seterr(rec, "CPU %.*s given with -C does not exist (this machine has %d)",
+			       (int)strspn(l, "0123456789"), l, n);
+			return -EINVAL;
+		}
+		if (r < 0) {
 			seterr(rec, "invalid CPU list '%s' for -C: expected a list like 0-3,6",
 				       rec->o.cpu_list);
+			return -EINVAL;
+		}
+		if (!CPU_COUNT(&want)) {
+			seterr(rec, "-C '%s' names no CPU: expected a list like 0-3,6 (or leave -C out "
+				    "to record on every CPU)", rec->o.cpu_list);
 			return -EINVAL;
 		}
 	} else {
@@ -249,17 +267,35 @@ static void apply_defaults(struct record *rec)
 /* Say why events__parse_list refused item bad of the list (n its -errno). */
 static int explain_event_list(struct record *rec, int n, size_t bad)
 {
-	char sugg[3][64], one[160], *s = one, *tok;
-	size_t i = 0, ns;
+	char sugg[3][64], one[160];
+	const char *tok = rec->o.events, *end;
+	size_t ns;
 
-	/* name the bad item of the list */
-	snprintf(one, sizeof(one), "%s", rec->o.events);
-	while ((tok = strsep(&s, ",")) && i < bad)
-		i++;
-	if (tok)
-		memmove(one, tok, strlen(tok) + 1);
+	/* name the bad item of the list (spaces around it do not count) */
+	for (size_t i = 0; i < bad && (end = strchr(tok, ',')); i++)
+		tok = end + 1;
+	end = strchrnul(tok, ',');
+	while (tok < end && isspace((unsigned char)*tok))
+		tok++;
+	while (end > tok && isspace((unsigned char)end[-1]))
+		end--;
+	snprintf(one, sizeof(one), "%.*s", (int)(end - tok), tok);
 	if (n == -E2BIG) {
-		seterr(rec, "too many events in '%s' (at most %d)", rec->o.events, MAX_EVENTS);
+		/* the count, not the list: 2000 events made a 20 KB message */
+		size_t count = 1;
+		bool in_terms = false; /* a comma inside "pmu/a=1,b=2/" belongs to the terms */
+
+		for (const char *c = rec->o.events; *c; c++) {
+			in_terms ^= *c == '/';
+			count += *c == ',' && !in_terms;
+		}
+		seterr(rec, "too many events for -e: %zu given, at most %d at once (record the "
+			    "others in another run)", count, MAX_EVENTS);
+		return -EINVAL;
+	} else if (n == -EINVAL && !*one) {
+		seterr(rec, "invalid -e '%.64s%s': event %zu of the list has no name (give event "
+			    "names separated by commas, e.g. -e cpu-clock,page-faults)", rec->o.events,
+		       strlen(rec->o.events) > 64 ? "..." : "", bad + 1);
 	} else if (n == -ENOENT) {
 		ns = event__suggest(one, sugg, 3);
 		seterr(rec, "unknown event '%s'%s%s%s%s%s%s (list them with 'perf list')", one,
@@ -354,25 +390,42 @@ static size_t pages_to_kib(size_t pages)
 	return pages * ((size_t)sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* The explicit -m of a message, as the user typed it: "-m 512 (2048 KiB per CPU)", or with a
+ * size "-m 3K (1 page, 4 KiB per CPU)", never a page count the user did not type. */
+static const char *given_m(const struct record *rec, char *buf, size_t len)
+{
+	size_t pages = rec->o.mmap_pages;
+	char plain[32];
+
+	snprintf(plain, sizeof(plain), "%zu", pages);
+	if (rec->o.mmap_arg && strcmp(rec->o.mmap_arg, plain))
+		snprintf(buf, len, "-m %s (%zu page%s, %zu KiB per CPU)", rec->o.mmap_arg, pages,
+			 pages == 1 ? "" : "s", pages_to_kib(pages));
+	else
+		snprintf(buf, len, "-m %zu (%zu KiB per CPU)", pages, pages_to_kib(pages));
+	return buf;
+}
+
 /* An explicit -m below the plan's minimum: say why, and the minimum. */
 static int refuse_ring(struct record *rec)
 {
 	const struct ringsize_plan *p = &rec->plan;
+	char m[96];
 
 	if (rec->o.lossless)
-		seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU): with these settings a "
+		seterr(rec, "--lossless cannot honour %s: with these settings a "
 			    "ring is written at up to %.0f MB/s in records of up to %llu bytes, and the "
 			    "%u.%u%% above the high mark must absorb %.1f ms of that while the target is "
 			    "being stopped; the minimum is -m %zu (%zu KiB). Leave -m out and precord "
 			    "picks a ring large enough",
-		       rec->o.mmap_pages, pages_to_kib(rec->o.mmap_pages), p->max_rate * 1e3,
+		       given_m(rec, m, sizeof(m)), p->max_rate * 1e3,
 		       (unsigned long long)p->max_record, (1000 - rec->o.high_permille) / 10,
 		       (1000 - rec->o.high_permille) % 10, RINGSIZE_REACTION_NS / 1e6, p->min_pages,
 		       pages_to_kib(p->min_pages));
 	else
-		seterr(rec, "-m %zu (%zu KiB per CPU) cannot hold one sample of these settings (up to "
+		seterr(rec, "%s cannot hold one sample of these settings (up to "
 			    "%llu bytes): every such sample would be lost; the minimum is -m %zu (%zu KiB)",
-		       rec->o.mmap_pages, pages_to_kib(rec->o.mmap_pages),
+		       given_m(rec, m, sizeof(m)),
 		       (unsigned long long)p->max_record, p->min_pages, pages_to_kib(p->min_pages));
 	return -EINVAL;
 }
@@ -913,7 +966,7 @@ static int fit_rings(struct record *rec)
 	struct lossless_stats ls;
 	size_t pages = rec->o.mmap_pages, page = (size_t)sysconf(_SC_PAGESIZE);
 	struct ringsize_plan need, twice;
-	char spare[160] = "";
+	char spare[160] = "", m[96];
 	const char *why;
 	unsigned int h;
 	int r, allowed;
@@ -962,11 +1015,11 @@ static int fit_rings(struct record *rec)
 	r = ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, rec->reaction_ns,
 			   RECORD_MAX_MMAP_PAGES, &need);
 	if (r < 0) {
-		seterr(rec, "--lossless cannot honour -m %zu here: pausing takes up to %.2f ms (%s), "
+		seterr(rec, "--lossless cannot honour %s here: pausing takes up to %.2f ms (%s), "
 			    "so %.1f ms must be allowed for, and no ring of "
 			    "at most %zu KiB per CPU absorbs that above a high mark of %u.%u%%: lower -F "
 			    "or the stack size of --call-graph dwarf,SIZE, or record on a less busy "
-			    "machine", pages, ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
+			    "machine", given_m(rec, m, sizeof(m)), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
 		       pages_to_kib(RECORD_MAX_MMAP_PAGES), rec->o.high_permille / 10,
 		       rec->o.high_permille % 10);
 		return -EINVAL;
@@ -979,11 +1032,11 @@ static int fit_rings(struct record *rec)
 		snprintf(spare, sizeof(spare), ", and -m %zu (%zu KiB) for a pause twice as slow "
 			 "(its timing varies from run to run)", twice.min_pages,
 			 pages_to_kib(twice.min_pages));
-	seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU) here: pausing takes up to "
+	seterr(rec, "--lossless cannot honour %s here: pausing takes up to "
 		    "%.2f ms (%s), so %.1f ms must be allowed for, and the "
 		    "room above the high mark (%u.%u%%) absorbs %.1f ms; the minimum is -m %zu (%zu "
 		    "KiB) for that%s. Leave -m out and precord picks a ring large enough%s",
-	       pages, pages_to_kib(pages), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
+	       given_m(rec, m, sizeof(m)), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
 	       rec->o.high_permille / 10, rec->o.high_permille % 10,
 	       room_ms(rec, pages, rec->o.high_permille), need.min_pages,
 	       pages_to_kib(need.min_pages), spare,

@@ -26,6 +26,7 @@ struct record_opts {
 					* where --lossless needs it (ringsize.h). An explicit size
 					* too small for one record, or for --lossless's headroom,
 					* is refused by record__setup (EINVAL, naming the minimum) */
+	const char *mmap_arg;          /* -m as typed ("3K"), for messages; NULL: mmap_pages */
 	int comp_level;                /* 0: no compression */
 	bool fast_compress;            /* no long-distance matching (always with --lossless): a
 					* quarter of the CPU per MiB, a larger file */
