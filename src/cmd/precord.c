@@ -79,7 +79,8 @@ static void usage(FILE *f)
 "      --high-watermark PCT   pause above this fill level (default 50, lower when a\n"
 "                             slow pause needs more room above it in a given -m)\n"
 "      --low-watermark PCT    resume below this fill level (default 25)\n"
-"  -q, --quiet                no status line, no summary\n"
+"  -q, --quiet                no status line, no summary, no notices but that the\n"
+"                             file cannot be written (a full disk)\n"
 "  -v, --verbose              more detail in the summary\n"
 "  -h, --help                 this text\n"
 "      --version              precord's version\n"
@@ -92,6 +93,12 @@ static void on_notice(void *ctx, const char *msg)
 {
 	if (!quiet)
 		fprintf(stderr, "precord: %s\n", msg);
+}
+
+/* Said even with -q: without it a --lossless run paused by a full disk looks hung. */
+static void on_alert(void *ctx, const char *msg)
+{
+	fprintf(stderr, "precord: %s\n", msg);
 }
 
 static int parse_pids(const char *s, pid_t **ret, size_t *nr)
@@ -646,6 +653,7 @@ int main(int argc, char **argv)
 			.low_permille = 250,
 			.keep_old = true,
 			.notice = on_notice,
+			.alert = on_alert,
 		},
 	};
 	int c, r;

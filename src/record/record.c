@@ -137,6 +137,21 @@ static void notice(struct record *rec, const char *fmt, ...)
 	rec->o.notice(rec->o.notice_ctx, buf);
 }
 
+/* A notice that must reach the user even when notices are kept quiet (record_opts.alert). */
+static void alert(struct record *rec, const char *fmt, ...)
+{
+	void (*fn)(void *, const char *) = rec->o.alert ? rec->o.alert : rec->o.notice;
+	char buf[512];
+	va_list ap;
+
+	if (!fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fn(rec->o.notice_ctx, buf);
+}
+
 void record__free(struct record *rec)
 {
 	if (!rec)
@@ -1301,7 +1316,8 @@ int record__start(struct record *rec)
 	return 0;
 }
 
-/* Say at once (at the next poll) that the file cannot be written: what it costs, and what to do. */
+/* Say at once (at the next poll) that the file cannot be written: what it costs, and what to do;
+ * even to a quiet caller (alert): a target held paused by a full disk looks hung otherwise. */
 static void notice_write_state(struct record *rec)
 {
 	struct readers_stats rs;
@@ -1311,16 +1327,16 @@ static void notice_write_state(struct record *rec)
 	readers__stats(rec->rd, &rs);
 	if (rs.waiting && !rec->waiting_told) {
 		rec->waiting_told = true;
-		notice(rec, "cannot write %s: %s: --lossless pauses the target until there is space "
+		alert(rec, "cannot write %s: %s: --lossless pauses the target until there is space "
 		       "again (free some on that file system; Ctrl-C ends the recording and counts "
 		       "what is waiting as lost)", rec->o.output, strerror(ENOSPC));
 	} else if (!rs.waiting && rec->waiting_told && !rs.unwritten_records) {
 		rec->waiting_told = false;
-		notice(rec, "%s: there is space again; recording goes on", rec->o.output);
+		alert(rec, "%s: there is space again; recording goes on", rec->o.output);
 	}
 	if (rs.unwritten_records > rec->unwritten_told) {
 		if (!rec->unwritten_told)
-			notice(rec, "cannot write %s: %s: what cannot be written is counted as lost "
+			alert(rec, "cannot write %s: %s: what cannot be written is counted as lost "
 			       "(free some space, or record elsewhere with -o)", rec->o.output,
 			       strerror(rs.error ? -rs.error : EIO));
 		rec->unwritten_told = rs.unwritten_records;

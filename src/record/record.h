@@ -60,6 +60,9 @@ struct record_opts {
 	/* One-line notices (event fallback, ...), called from the caller's thread. May be NULL. */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
+	/* What must be said at once whatever quiet the caller keeps (the file cannot be written:
+	 * --lossless holds the target paused until there is space), with notice_ctx. NULL: notice. */
+	void (*alert)(void *ctx, const char *msg);
 };
 
 /* The largest -m: data pages per CPU ring. */

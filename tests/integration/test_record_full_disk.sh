@@ -144,4 +144,18 @@ if [ -n "$target" ] && kill -0 "$target" 2>/dev/null; then
 	kill "$target" 2>/dev/null
 	fail "--lossless stop: the target $target is still there (state $state)"
 fi
+# 5. --lossless -q: the full disk is said all the same (man precord: "It says so at once"), or a
+# paused target would look hung; the summary is not.
+fill 290
+rm -f stop-spin
+: > rec.err
+what="--lossless -q"
+SPIN_STOP=$T/stop-spin precord -q --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 600 > pid.out 2> rec.err &
+prec=$!
+wait_until "$what: a message about the full disk" told_full
+kill -INT $prec
+rc=0; wait $prec || rc=$?
+cat rec.err
+assert_eq "$rc" 125 "$what: exit status"
+! grep -q "^\[ precord:" rec.err || fail "$what: a summary despite -q"
 echo ok
