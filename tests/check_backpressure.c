@@ -265,6 +265,34 @@ static void run_concurrent(bool shared_rings)
 	backpressure__free(c.bp);
 }
 
+START_TEST(test_end)
+{
+	struct backpressure *bp = backpressure__new(2, 800, 200);
+	struct backpressure_stats s;
+
+	/* a pause in progress at the end counts until the end, not until the stats are read */
+	ck_assert_int_eq(backpressure__report(bp, 0, 900, 100), BACKPRESSURE_PAUSE);
+	ck_assert_int_eq(backpressure__report(bp, 0, 100, 300), BACKPRESSURE_RESUME);
+	ck_assert_int_eq(backpressure__report(bp, 1, 900, 1000), BACKPRESSURE_PAUSE);
+	backpressure__end(bp, 1400);
+	backpressure__stats(bp, 5000, &s);
+	ck_assert_uint_eq(s.nr_pauses, 2);
+	ck_assert_uint_eq(s.paused_ns, 200 + 400);
+	ck_assert_uint_eq(s.longest_pause_ns, 400);
+	/* decisions go on after the end (the target is still resumed), uncounted */
+	ck_assert_int_eq(backpressure__report(bp, 1, 0, 6000), BACKPRESSURE_RESUME);
+	ck_assert_int_eq(backpressure__report(bp, 0, 900, 7000), BACKPRESSURE_PAUSE);
+	backpressure__end(bp, 9000); /* only the first end counts */
+	backpressure__stats(bp, 20000, &s);
+	ck_assert_uint_eq(s.nr_pauses, 2);
+	ck_assert_uint_eq(s.paused_ns, 600);
+	ck_assert_uint_eq(s.longest_pause_ns, 400);
+	ck_assert_uint_le(s.paused_ns, 1400 - 100);
+	ck_assert_uint_eq(backpressure__ring_pauses(bp, 0) + backpressure__ring_pauses(bp, 1), s.nr_pauses);
+	backpressure__free(bp);
+}
+END_TEST
+
 START_TEST(test_concurrent_own_rings)
 {
 	run_concurrent(false);
@@ -287,6 +315,7 @@ Suite *backpressure_suite(void)
 	tcase_add_test(tc, test_several_rings);
 	tcase_add_test(tc, test_no_flapping);
 	tcase_add_test(tc, test_accounting);
+	tcase_add_test(tc, test_end);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrent");

@@ -474,6 +474,15 @@ START_TEST(test_open_errors)
 	opts.nr_events = 1;
 	ck_assert_ptr_null(perf_writer__open(tpath("nodir/e.data"), &opts));
 	ck_assert_int_eq(errno, ENOENT);
+	/* not a regular file: refused at once (a FIFO without a reader used to block open()) and
+	 * left as it is, not renamed to .old */
+	opts.keep_old = true;
+	ck_assert_int_eq(mkfifo(tpath("fifo"), 0600), 0);
+	ck_assert_ptr_null(perf_writer__open(tpath("fifo"), &opts));
+	ck_assert_int_eq(errno, ESPIPE);
+	ck_assert_int_eq(access(tpath("fifo.old"), F_OK), -1);
+	ck_assert_ptr_null(perf_writer__open(tmpdir, &opts));
+	ck_assert_int_eq(errno, EISDIR);
 	perf_writer__free(NULL);
 }
 END_TEST

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fileio.h"
 #include "lib/human.h"
 #include "record/record.h"
 #include "cmd/cli.h"
@@ -78,7 +79,8 @@ static void usage(FILE *f)
 "      --high-watermark PCT   pause above this fill level (default 50, lower when a\n"
 "                             slow pause needs more room above it in a given -m)\n"
 "      --low-watermark PCT    resume below this fill level (default 25)\n"
-"  -q, --quiet                no status line, no summary\n"
+"  -q, --quiet                no status line, no summary, no notices but that the\n"
+"                             file cannot be written (a full disk)\n"
 "  -v, --verbose              more detail in the summary\n"
 "  -h, --help                 this text\n"
 "      --version              precord's version\n"
@@ -91,6 +93,12 @@ static void on_notice(void *ctx, const char *msg)
 {
 	if (!quiet)
 		fprintf(stderr, "precord: %s\n", msg);
+}
+
+/* Said even with -q: without it a --lossless run paused by a full disk looks hung. */
+static void on_alert(void *ctx, const char *msg)
+{
+	fprintf(stderr, "precord: %s\n", msg);
 }
 
 static int parse_pids(const char *s, pid_t **ret, size_t *nr)
@@ -323,14 +331,22 @@ static int opt_mmap_pages(const char *arg, struct args *a)
 				 "(e.g. 128) or a size (e.g. 4M)", arg);
 	if (suffixed)
 		v = v / page + !!(v % page);
-	if (v & (v - 1))
+	if (v & (v - 1)) {
+		unsigned long long lo = 1ULL << (63 - __builtin_clzll(v));
+
+		/* the suggestion in the unit typed: -m 12K is 3 pages, try 8K or 16K */
+		if (suffixed)
+			return usage_err("invalid ring size '%s' for -m: %llu pages is not a power "
+					 "of two (try -m %lluK or -m %lluK)", arg,
+					 (unsigned long long)v, lo * page / 1024, 2 * lo * page / 1024);
 		return usage_err("invalid ring size '%s' for -m: %llu pages is not a power of two "
-				 "(try %llu)", arg, (unsigned long long)v,
-				 (unsigned long long)(1ULL << (63 - __builtin_clzll(v))));
+				 "(try -m %llu or -m %llu)", arg, (unsigned long long)v, lo, 2 * lo);
+	}
 	if (v > (1ULL << 20))
 		return usage_err("ring size '%s' for -m is too large (at most 1048576 pages per CPU)",
 				 arg);
 	a->o.mmap_pages = v;
+	a->o.mmap_arg = arg;
 	return 0;
 }
 
@@ -433,11 +449,67 @@ static int parse_option(int c, const char *arg, struct args *a)
 	return r ? r : -1;
 }
 
+/* -o must be (or become) a regular file on a disk: perf.data is written with seeks, and a FIFO
+ * would block open() until a reader came. Looked at with stat only, before anything starts. */
+static int check_output(const char *path)
+{
+	char what[PATH_MAX + 96];
+	int r = fileio__check_seekable(path, what, sizeof(what));
+
+	if (r == -EINVAL && !strncmp(what, "in ", 3))
+		return usage_err("cannot write -o %s: it would be %s (%s)", path, what,
+				 strstr(what, "stores no files") ? "give the name of a file on a disk" :
+				 "create the directory first, or give another -o");
+	if (r == -EINVAL)
+		return usage_err("cannot write -o %s: it is %s, and precord writes perf.data with "
+				 "seeks, which needs a regular file (give the name of a file on a "
+				 "disk, e.g. -o perf.data%s)", path, what,
+				 strstr(what, "pipe") || strstr(what, "character") ?
+				 "; precord cannot write to a pipe or a terminal: record to a file, "
+				 "then read it from there" : "");
+	if (r < 0)
+		return usage_err("cannot write -o %s: %s (give another -o)", path, strerror(-r));
+	return -1;
+}
+
+/* The tgid of task pid (from /proc/PID/status), or 0 when it cannot be read. */
+static pid_t tgid_of(pid_t pid)
+{
+	char path[64], line[128];
+	_cleanup_fclose_ FILE *f = NULL;
+	int tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	return tgid;
+}
+
+/* -p names processes: not precord itself, and not a thread (its process is what -p records,
+ * every thread of it). A pid that does not exist is left to the start, which says so. */
+static int check_pids(const struct args *a)
+{
+	for (size_t i = 0; i < a->nr_pids; i++) {
+		pid_t pid = a->pids[i], tgid = tgid_of(pid);
+
+		if (pid == getpid() || tgid == getpid())
+			return usage_err("-p %d is precord itself, which cannot record itself (give "
+					 "the pid of another process)", pid);
+		if (tgid > 0 && tgid != pid)
+			return usage_err("-p %d is a thread of process %d, not a process: -p records "
+					 "every thread of a process (use -p %d)", pid, tgid, tgid);
+	}
+	return -1;
+}
+
 /* The rules between options, and the target. Returns -1 when the command line is good, else
  * EXIT_USAGE. */
 static int check_args(struct args *a, int argc, char **argv)
 {
 	struct record_opts *o = &a->o;
+	int r;
 
 	if (a->freq_set && a->period_set)
 		return usage_err("-F and -c both given: choose a frequency or a period");
@@ -462,7 +534,8 @@ static int check_args(struct args *a, int argc, char **argv)
 				 "and a system cannot pause itself (record a command or -p PID)");
 	o->cmdline_argc = argc;
 	o->cmdline_argv = argv;
-	return -1;
+	r = check_pids(a);
+	return r >= 0 ? r : check_output(o->output);
 }
 
 /* Record until the target ends or a signal, with the status line on a terminal. */
@@ -580,6 +653,7 @@ int main(int argc, char **argv)
 			.low_permille = 250,
 			.keep_old = true,
 			.notice = on_notice,
+			.alert = on_alert,
 		},
 	};
 	int c, r;

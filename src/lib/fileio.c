@@ -1,9 +1,16 @@
-/* Read loops shared by the recorder (/proc, tracefs) and the writer (sysfs notes). */
+/* Read loops shared by the recorder (/proc, tracefs) and the writer (sysfs notes), and the
+ * check of an output path before anything is written to it. */
 #include "lib/fileio.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 ssize_t fileio__read_all(int fd, char **buf, size_t *cap, size_t max)
 {
@@ -57,4 +64,81 @@ ssize_t fileio__read_full(int fd, void *buf, size_t len)
 		got += (size_t)n;
 	}
 	return (ssize_t)got;
+}
+
+/* The file systems whose regular files are not stored data: interfaces to the kernel. */
+static const char *pseudo_fs(long type)
+{
+	switch ((unsigned long)type) {
+	case PROC_SUPER_MAGIC: return "proc";
+	case SYSFS_MAGIC: return "sysfs";
+	case DEBUGFS_MAGIC: return "debugfs";
+	case TRACEFS_MAGIC: return "tracefs";
+	case CGROUP_SUPER_MAGIC: return "cgroup";
+	case CGROUP2_SUPER_MAGIC: return "cgroup2";
+	case SECURITYFS_MAGIC: return "securityfs";
+	case BPF_FS_MAGIC: return "bpf";
+	case PSTOREFS_MAGIC: return "pstore";
+	case EFIVARFS_MAGIC: return "efivarfs";
+	case SELINUX_MAGIC: return "selinuxfs";
+	case DEVPTS_SUPER_MAGIC: return "devpts";
+	case 0x62656570: return "configfs";  /* CONFIGFS_MAGIC, not in every linux/magic.h */
+	case 0x65735543: return "fusectl";   /* FUSE_CTL_SUPER_MAGIC */
+	default: return NULL;
+	}
+}
+
+int fileio__check_seekable(const char *path, char *ret_what, size_t len)
+{
+	struct statfs fs;
+	struct stat st;
+	const char *what = NULL, *fsname;
+	char *copy, *dir;
+	int r;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			what = "a directory";
+		else if (S_ISFIFO(st.st_mode))
+			what = "a named pipe (FIFO)";
+		else if (S_ISCHR(st.st_mode))
+			what = "a character device";
+		else if (S_ISBLK(st.st_mode))
+			what = "a block device";
+		else if (S_ISSOCK(st.st_mode))
+			what = "a socket";
+		else if (!S_ISREG(st.st_mode))
+			what = "not a regular file";
+		if (what) {
+			snprintf(ret_what, len, "%s", what);
+			return -EINVAL;
+		}
+		if (statfs(path, &fs) == 0 && (fsname = pseudo_fs(fs.f_type))) {
+			snprintf(ret_what, len, "a file of the %s file system, not one stored on a disk",
+				 fsname);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (errno != ENOENT && errno != ENOTDIR)
+		return -errno;
+	/* none yet: its directory must exist, on a file system that stores files */
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	dir = dirname(copy);
+	r = 0;
+	if (stat(dir, &st) < 0) {
+		r = errno == ENOENT || errno == ENOTDIR ? -EINVAL : -errno;
+		snprintf(ret_what, len, "in %s, which does not exist", dir);
+	} else if (!S_ISDIR(st.st_mode)) {
+		snprintf(ret_what, len, "in %s, which is not a directory", dir);
+		r = -EINVAL;
+	} else if (statfs(dir, &fs) == 0 && (fsname = pseudo_fs(fs.f_type))) {
+		snprintf(ret_what, len, "in %s, a directory of the %s file system, which stores no "
+			 "files", dir, fsname);
+		r = -EINVAL;
+	}
+	free(copy);
+	return r;
 }

@@ -1,5 +1,5 @@
 /* Reading a whole file descriptor: /proc and sysfs files report size 0, so they are read to
- * their end, with EINTR retried. */
+ * their end, with EINTR retried. And the check that a path can take a file written with seeks. */
 #ifndef PRECORD_LIB_FILEIO_H
 #define PRECORD_LIB_FILEIO_H
 
@@ -14,5 +14,13 @@ ssize_t fileio__read_all(int fd, char **buf, size_t *cap, size_t max);
 /* Read up to len bytes of fd into buf, stopping early only at its end. Returns the bytes read
  * or -errno of read. */
 ssize_t fileio__read_full(int fd, void *buf, size_t len);
+
+/* Whether path is, or can be created as, a regular file on a file system that stores it (one
+ * written with pwrite and seeks, such as perf.data). Looks with stat and statfs only: never
+ * opens path, so a FIFO cannot block it. Returns 0 (a regular file, or none yet in an existing
+ * directory of such a file system), or -EINVAL with what path is written to ret_what ("a
+ * directory", "a named pipe (FIFO)", "a character device", "a file of the proc file system",
+ * "in a directory that does not exist"...), or -errno of stat. */
+int fileio__check_seekable(const char *path, char *ret_what, size_t len);
 
 #endif

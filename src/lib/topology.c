@@ -70,7 +70,7 @@ static long parse_cpu(const char **p)
 	while (isdigit((unsigned char)*s)) {
 		v = v * 10 + (*s - '0');
 		if (v >= CPU_SETSIZE)
-			return -1;
+			return -2;
 		s++;
 	}
 	*p = s;
@@ -95,10 +95,12 @@ int cpulist__parse(const char *s, cpu_set_t *ret_set)
 		long lo = parse_cpu(&s), hi = lo;
 
 		if (lo < 0)
-			return -EINVAL;
+			return lo == -2 ? -ERANGE : -EINVAL;
 		if (*s == '-') {
 			s++;
 			hi = parse_cpu(&s);
+			if (hi == -2)
+				return -ERANGE;
 			if (hi < lo)
 				return -EINVAL;
 		}

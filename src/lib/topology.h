@@ -32,7 +32,8 @@ int topology__scope_cpus(const struct topology *t, int cpu, enum topo_scope scop
 int topo_scope__parse(const char *s, enum topo_scope *ret);
 const char *topo_scope__name(enum topo_scope scope);
 
-/* Parse a CPU list such as "0-3,6" into set; returns 0 or -EINVAL. */
+/* Parse a CPU list such as "0-3,6" into set; returns 0, -ERANGE (a CPU number of CPU_SETSIZE
+ * or more) or -EINVAL. An empty list is valid and empty. */
 int cpulist__parse(const char *s, cpu_set_t *ret_set);
 
 void topology__free(struct topology *t);

@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -1062,6 +1064,8 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 	return 0;
 }
 
+/* A non-empty regular file at path becomes path.old (replacing an older one). Returns 1 when
+ * one was moved, 0 when there was none, or -errno. */
 static int move_old(const char *path)
 {
 	struct stat st;
@@ -1073,7 +1077,32 @@ static int move_old(const char *path)
 		return 0;
 	if (asprintf(&old, "%s.old", path) < 0)
 		return -ENOMEM;
-	return rename(path, old) < 0 ? -errno : 0;
+	return rename(path, old) < 0 ? -errno : 1;
+}
+
+/* Whether the file system of path (a file there or to be made there) has len bytes free for
+ * this user. Returns 0 (or when it cannot tell) or -ENOSPC. */
+static int room_for(const char *path, uint64_t len)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	struct statvfs vfs;
+	uint64_t avail;
+
+	if (!copy || (statvfs(path, &vfs) < 0 && statvfs(dirname(copy), &vfs) < 0))
+		return 0;
+	avail = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) * vfs.f_frsize;
+	return avail < len ? -ENOSPC : 0;
+}
+
+/* A start that failed leaves what was there: the file it created is removed (it holds no
+ * recording: perf and preport could not read it) and the one moved to path.old goes back. */
+static void undo_open(const char *path, bool moved)
+{
+	_cleanup_free_ char *old = NULL;
+
+	unlink(path);
+	if (moved && asprintf(&old, "%s.old", path) >= 0)
+		rename(old, path);
 }
 
 /* Header (data size 0, no features), every event's ids, then the attrs; data follows. */
@@ -1113,6 +1142,8 @@ static int write_prefix(struct perf_writer *w)
 struct perf_writer *perf_writer__open(const char *path, const struct perf_writer_opts *opts)
 {
 	struct perf_writer *w;
+	struct stat st = { 0 };
+	bool moved = false;
 	int r;
 
 	if (!path || check_opts(opts) < 0) {
@@ -1133,21 +1164,49 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
 	if (r < 0)
 		goto err;
 	w->creds = opts->creds;
+	/* what is not a regular file is refused, untouched (ESPIPE: the file is written with
+	 * seeks); precord's CLI says so more clearly, before anything starts */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+		goto err;
+	}
+	/* a disk already too full for the file's end: refused before the old file is moved (the
+	 * undo below would bring it back, but not the path.old it replaced) */
+	r = room_for(path, END_RESERVE);
+	if (r < 0)
+		goto err;
 	if (opts->keep_old) {
 		r = move_old(path);
 		if (r < 0)
 			goto err;
+		moved = r;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* O_NONBLOCK: a FIFO put there meanwhile fails (ENXIO) instead of blocking until a reader
+	 * comes */
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (w->fd < 0) {
+		r = -errno;
+		if (moved)
+			undo_open(path, true);
+		goto err;
+	}
+	if (fstat(w->fd, &st) < 0) {
 		r = -errno;
 		goto err;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -ESPIPE;
+		goto err;	/* not ours to remove */
+	}
+	fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK);
 	r = write_prefix(w);
 	if (r == 0)
 		r = reserve(w, w->data_offset, END_RESERVE); /* room for the file's end */
-	if (r < 0)
+	if (r < 0) {
+		/* a full disk at the start: no file perf cannot read, the old one back */
+		undo_open(path, moved);
 		goto err;
+	}
 	return w;
 err:
 	/* Nothing to finalize: mark it done so free does not write features. */

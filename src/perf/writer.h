@@ -52,8 +52,10 @@ struct perf_writer_opts {
 /* Create path (O_CLOEXEC, 0600 like perf), write the header and attrs and allocate the space
  * the file's end needs (see perf_writer__append_closing). Returns NULL with errno set: EINVAL for bad opts (no event, a NULL attr, several events without
  * PERF_SAMPLE_IDENTIFIER/ID or disagreeing on sample_id_all/read_format), or the errno of
- * creating the file. A non-empty existing file is renamed to path.old first when keep_old is
- * set, otherwise truncated. */
+ * creating the file (ESPIPE, or EISDIR, when path is there and not a regular file: it is left
+ * alone). A non-empty existing file is renamed to path.old first when keep_old is set,
+ * otherwise truncated. When the header or the space for the end cannot be written (a full
+ * disk), the new file is removed and the old one renamed back. */
 struct perf_writer *perf_writer__open(const char *path, const struct perf_writer_opts *opts);
 
 /* Append whole records (iov[i] may hold many) atomically with respect to other appenders.

@@ -6,8 +6,10 @@
  * Stopping reverses it: disable, drain, write the kernel's lost counts, finalize. */
 #include "record/record.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -134,6 +137,21 @@ static void notice(struct record *rec, const char *fmt, ...)
 	rec->o.notice(rec->o.notice_ctx, buf);
 }
 
+/* A notice that must reach the user even when notices are kept quiet (record_opts.alert). */
+static void alert(struct record *rec, const char *fmt, ...)
+{
+	void (*fn)(void *, const char *) = rec->o.alert ? rec->o.alert : rec->o.notice;
+	char buf[512];
+	va_list ap;
+
+	if (!fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fn(rec->o.notice_ctx, buf);
+}
+
 void record__free(struct record *rec)
 {
 	if (!rec)
@@ -163,9 +181,26 @@ static int choose_cpus(struct record *rec)
 	cpu_set_t want;
 
 	if (rec->o.cpu_list) {
-		if (cpulist__parse(rec->o.cpu_list, &want) < 0) {
+		const char *l = rec->o.cpu_list;
+		int r = cpulist__parse(l, &want);
+
+		if (r == -ERANGE) {
+			/* as for any CPU past the last: the number named, and how many there are */
+			while (*l && !(isdigit((unsigned char)*l) &&
+				       strtoull(l, NULL, 10) >= (unsigned long long)n))
+				l++;
+			seterr(rec, "CPU %.*s given with -C does not exist (this machine has %d)",
+			       (int)strspn(l, "0123456789"), l, n);
+			return -EINVAL;
+		}
+		if (r < 0) {
 			seterr(rec, "invalid CPU list '%s' for -C: expected a list like 0-3,6",
 				       rec->o.cpu_list);
+			return -EINVAL;
+		}
+		if (!CPU_COUNT(&want)) {
+			seterr(rec, "-C '%s' names no CPU: expected a list like 0-3,6 (or leave -C out "
+				    "to record on every CPU)", rec->o.cpu_list);
 			return -EINVAL;
 		}
 	} else {
@@ -247,17 +282,35 @@ static void apply_defaults(struct record *rec)
 /* Say why events__parse_list refused item bad of the list (n its -errno). */
 static int explain_event_list(struct record *rec, int n, size_t bad)
 {
-	char sugg[3][64], one[160], *s = one, *tok;
-	size_t i = 0, ns;
+	char sugg[3][64], one[160];
+	const char *tok = rec->o.events, *end;
+	size_t ns;
 
-	/* name the bad item of the list */
-	snprintf(one, sizeof(one), "%s", rec->o.events);
-	while ((tok = strsep(&s, ",")) && i < bad)
-		i++;
-	if (tok)
-		memmove(one, tok, strlen(tok) + 1);
+	/* name the bad item of the list (spaces around it do not count) */
+	for (size_t i = 0; i < bad && (end = strchr(tok, ',')); i++)
+		tok = end + 1;
+	end = strchrnul(tok, ',');
+	while (tok < end && isspace((unsigned char)*tok))
+		tok++;
+	while (end > tok && isspace((unsigned char)end[-1]))
+		end--;
+	snprintf(one, sizeof(one), "%.*s", (int)(end - tok), tok);
 	if (n == -E2BIG) {
-		seterr(rec, "too many events in '%s' (at most %d)", rec->o.events, MAX_EVENTS);
+		/* the count, not the list: 2000 events made a 20 KB message */
+		size_t count = 1;
+		bool in_terms = false; /* a comma inside "pmu/a=1,b=2/" belongs to the terms */
+
+		for (const char *c = rec->o.events; *c; c++) {
+			in_terms ^= *c == '/';
+			count += *c == ',' && !in_terms;
+		}
+		seterr(rec, "too many events for -e: %zu given, at most %d at once (record the "
+			    "others in another run)", count, MAX_EVENTS);
+		return -EINVAL;
+	} else if (n == -EINVAL && !*one) {
+		seterr(rec, "invalid -e '%.64s%s': event %zu of the list has no name (give event "
+			    "names separated by commas, e.g. -e cpu-clock,page-faults)", rec->o.events,
+		       strlen(rec->o.events) > 64 ? "..." : "", bad + 1);
 	} else if (n == -ENOENT) {
 		ns = event__suggest(one, sugg, 3);
 		seterr(rec, "unknown event '%s'%s%s%s%s%s%s (list them with 'perf list')", one,
@@ -352,25 +405,42 @@ static size_t pages_to_kib(size_t pages)
 	return pages * ((size_t)sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* The explicit -m of a message, as the user typed it: "-m 512 (2048 KiB per CPU)", or with a
+ * size "-m 3K (1 page, 4 KiB per CPU)", never a page count the user did not type. */
+static const char *given_m(const struct record *rec, char *buf, size_t len)
+{
+	size_t pages = rec->o.mmap_pages;
+	char plain[32];
+
+	snprintf(plain, sizeof(plain), "%zu", pages);
+	if (rec->o.mmap_arg && strcmp(rec->o.mmap_arg, plain))
+		snprintf(buf, len, "-m %s (%zu page%s, %zu KiB per CPU)", rec->o.mmap_arg, pages,
+			 pages == 1 ? "" : "s", pages_to_kib(pages));
+	else
+		snprintf(buf, len, "-m %zu (%zu KiB per CPU)", pages, pages_to_kib(pages));
+	return buf;
+}
+
 /* An explicit -m below the plan's minimum: say why, and the minimum. */
 static int refuse_ring(struct record *rec)
 {
 	const struct ringsize_plan *p = &rec->plan;
+	char m[96];
 
 	if (rec->o.lossless)
-		seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU): with these settings a "
+		seterr(rec, "--lossless cannot honour %s: with these settings a "
 			    "ring is written at up to %.0f MB/s in records of up to %llu bytes, and the "
 			    "%u.%u%% above the high mark must absorb %.1f ms of that while the target is "
 			    "being stopped; the minimum is -m %zu (%zu KiB). Leave -m out and precord "
 			    "picks a ring large enough",
-		       rec->o.mmap_pages, pages_to_kib(rec->o.mmap_pages), p->max_rate * 1e3,
+		       given_m(rec, m, sizeof(m)), p->max_rate * 1e3,
 		       (unsigned long long)p->max_record, (1000 - rec->o.high_permille) / 10,
 		       (1000 - rec->o.high_permille) % 10, RINGSIZE_REACTION_NS / 1e6, p->min_pages,
 		       pages_to_kib(p->min_pages));
 	else
-		seterr(rec, "-m %zu (%zu KiB per CPU) cannot hold one sample of these settings (up to "
+		seterr(rec, "%s cannot hold one sample of these settings (up to "
 			    "%llu bytes): every such sample would be lost; the minimum is -m %zu (%zu KiB)",
-		       rec->o.mmap_pages, pages_to_kib(rec->o.mmap_pages),
+		       given_m(rec, m, sizeof(m)),
 		       (unsigned long long)p->max_record, p->min_pages, pages_to_kib(p->min_pages));
 	return -EINVAL;
 }
@@ -745,7 +815,10 @@ static int open_file(struct record *rec)
 
 		seterr(rec, "cannot create %s: %s%s", rec->o.output, strerror(e),
 		       e == EACCES || e == EROFS ? " (choose another place with -o)" :
-		       e == ENOSPC ? " (free some space or write elsewhere with -o)" : "");
+		       e == ENOSPC ? " (nothing was recorded, and a file that was there is kept: "
+				     "free some space or write elsewhere with -o)" :
+		       e == ESPIPE || e == ENXIO || e == EISDIR ? " (not a regular file: give "
+				     "the name of a file on a disk)" : "");
 		return -e;
 	}
 	return 0;
@@ -908,7 +981,7 @@ static int fit_rings(struct record *rec)
 	struct lossless_stats ls;
 	size_t pages = rec->o.mmap_pages, page = (size_t)sysconf(_SC_PAGESIZE);
 	struct ringsize_plan need, twice;
-	char spare[160] = "";
+	char spare[160] = "", m[96];
 	const char *why;
 	unsigned int h;
 	int r, allowed;
@@ -957,11 +1030,11 @@ static int fit_rings(struct record *rec)
 	r = ringsize__plan(&rec->plan_ev, true, rec->o.high_permille, rec->reaction_ns,
 			   RECORD_MAX_MMAP_PAGES, &need);
 	if (r < 0) {
-		seterr(rec, "--lossless cannot honour -m %zu here: pausing takes up to %.2f ms (%s), "
+		seterr(rec, "--lossless cannot honour %s here: pausing takes up to %.2f ms (%s), "
 			    "so %.1f ms must be allowed for, and no ring of "
 			    "at most %zu KiB per CPU absorbs that above a high mark of %u.%u%%: lower -F "
 			    "or the stack size of --call-graph dwarf,SIZE, or record on a less busy "
-			    "machine", pages, ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
+			    "machine", given_m(rec, m, sizeof(m)), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
 		       pages_to_kib(RECORD_MAX_MMAP_PAGES), rec->o.high_permille / 10,
 		       rec->o.high_permille % 10);
 		return -EINVAL;
@@ -974,11 +1047,11 @@ static int fit_rings(struct record *rec)
 		snprintf(spare, sizeof(spare), ", and -m %zu (%zu KiB) for a pause twice as slow "
 			 "(its timing varies from run to run)", twice.min_pages,
 			 pages_to_kib(twice.min_pages));
-	seterr(rec, "--lossless cannot honour -m %zu (%zu KiB per CPU) here: pausing takes up to "
+	seterr(rec, "--lossless cannot honour %s here: pausing takes up to "
 		    "%.2f ms (%s), so %.1f ms must be allowed for, and the "
 		    "room above the high mark (%u.%u%%) absorbs %.1f ms; the minimum is -m %zu (%zu "
 		    "KiB) for that%s. Leave -m out and precord picks a ring large enough%s",
-	       pages, pages_to_kib(pages), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
+	       given_m(rec, m, sizeof(m)), ls.calib_worst_ns / 1e6, why, rec->reaction_ns / 1e6,
 	       rec->o.high_permille / 10, rec->o.high_permille % 10,
 	       room_ms(rec, pages, rec->o.high_permille), need.min_pages,
 	       pages_to_kib(need.min_pages), spare,
@@ -1018,14 +1091,33 @@ static int start_lossless(struct record *rec)
 /* The command, held before exec (and placed where it can be paused). */
 static int start_command(struct record *rec)
 {
-	int err = target__check_command(rec->o.argv[0]);
+	char file[PATH_MAX] = "";
+	struct stat cs, os;
+	int err = target__check_command(rec->o.argv[0], file, sizeof(file));
+	bool named = strcmp(file, rec->o.argv[0]) != 0; /* found in PATH */
 
 	if (err) {
-		rec->exec_err = -err;
-		seterr(rec, "cannot run '%s': %s", rec->o.argv[0],
-		       err == -ENOENT ? "command not found (is it in PATH?)" :
-					"permission denied (not executable)");
-		return err;
+		/* exec's own errno for the exit status (126 for all but ENOENT, as a shell's) */
+		rec->exec_err = err == -ENOENT ? ENOENT : EACCES;
+		if (err == -ENOENT)
+			seterr(rec, "cannot run '%s': command not found (is it in PATH?)",
+			       rec->o.argv[0]);
+		else
+			seterr(rec, "cannot run '%s': %s%s%s is %s", rec->o.argv[0],
+			       named ? "the file found in PATH, " : "it", named ? file : "",
+			       named ? "," : "",
+			       err == -EISDIR ? "a directory, not a program" :
+			       err == -ENODEV ? "not a regular file, not a program" :
+			       "not executable (chmod +x it, or run it through its interpreter)");
+		return err == -ENOENT ? -ENOENT : -EACCES;
+	}
+	/* -o naming the command itself would rename it to .old before it runs */
+	if (stat(file, &cs) == 0 && stat(rec->o.output, &os) == 0 && cs.st_dev == os.st_dev &&
+	    cs.st_ino == os.st_ino) {
+		rec->refused = true;
+		seterr(rec, "-o %s is the command '%s' itself: recording would move it to %s.old "
+			    "(give -o another file)", rec->o.output, rec->o.argv[0], rec->o.output);
+		return -EINVAL;
 	}
 	if (rec->o.lossless && (err = start_lossless(rec)))
 		return err;
@@ -1224,7 +1316,8 @@ int record__start(struct record *rec)
 	return 0;
 }
 
-/* Say at once (at the next poll) that the file cannot be written: what it costs, and what to do. */
+/* Say at once (at the next poll) that the file cannot be written: what it costs, and what to do;
+ * even to a quiet caller (alert): a target held paused by a full disk looks hung otherwise. */
 static void notice_write_state(struct record *rec)
 {
 	struct readers_stats rs;
@@ -1234,16 +1327,16 @@ static void notice_write_state(struct record *rec)
 	readers__stats(rec->rd, &rs);
 	if (rs.waiting && !rec->waiting_told) {
 		rec->waiting_told = true;
-		notice(rec, "cannot write %s: %s: --lossless pauses the target until there is space "
+		alert(rec, "cannot write %s: %s: --lossless pauses the target until there is space "
 		       "again (free some on that file system; Ctrl-C ends the recording and counts "
 		       "what is waiting as lost)", rec->o.output, strerror(ENOSPC));
 	} else if (!rs.waiting && rec->waiting_told && !rs.unwritten_records) {
 		rec->waiting_told = false;
-		notice(rec, "%s: there is space again; recording goes on", rec->o.output);
+		alert(rec, "%s: there is space again; recording goes on", rec->o.output);
 	}
 	if (rs.unwritten_records > rec->unwritten_told) {
 		if (!rec->unwritten_told)
-			notice(rec, "cannot write %s: %s: what cannot be written is counted as lost "
+			alert(rec, "cannot write %s: %s: what cannot be written is counted as lost "
 			       "(free some space, or record elsewhere with -o)", rec->o.output,
 			       strerror(rs.error ? -rs.error : EIO));
 		rec->unwritten_told = rs.unwritten_records;
@@ -1412,8 +1505,13 @@ int record__stop(struct record *rec)
 		rec->ll = NULL;
 		return 0;
 	}
-	if (!rec->target_ended) {
+	if (!rec->target_ended)
 		rec->t_end_ns = clock__ns();
+	/* The run ends at t_end_ns: a pause in progress counts until then. Counted until the
+	 * summary instead, it took in the wait for the command after SIGTERM and the last drain,
+	 * seconds with a busy tree, and came to more than the run. */
+	lossless__end(rec->ll, rec->t_end_ns);
+	if (!rec->target_ended) {
 		if (rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
 			/* Recording ends before the command: the events first, as perf does (what
 			 * the command does from now on is not recorded, so resumed it cannot fill a
@@ -1468,7 +1566,8 @@ int record__stop(struct record *rec)
 		ps.pauses = ls.pauses;
 		ps.paused_ns = (uint64_t)(ls.paused_total * 1e9);
 		ps.longest_ns = (uint64_t)(ls.paused_longest * 1e9);
-		ps.recording_ns = clock__ns() - rec->t0_ns;
+		/* the run of the summary's "% of the run", which the paused time stops at */
+		ps.recording_ns = rec->t_end_ns - rec->t0_ns;
 		snprintf(ps.mechanism, sizeof(ps.mechanism), "%s", ls.mechanism ? ls.mechanism : "");
 		ps.by_ring = ls.pauses_by_ring;
 		ps.nr_rings = (uint32_t)ls.nr_rings;

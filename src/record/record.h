@@ -26,6 +26,7 @@ struct record_opts {
 					* where --lossless needs it (ringsize.h). An explicit size
 					* too small for one record, or for --lossless's headroom,
 					* is refused by record__setup (EINVAL, naming the minimum) */
+	const char *mmap_arg;          /* -m as typed ("3K"), for messages; NULL: mmap_pages */
 	int comp_level;                /* 0: no compression */
 	bool fast_compress;            /* no long-distance matching (always with --lossless): a
 					* quarter of the CPU per MiB, a larger file */
@@ -59,6 +60,9 @@ struct record_opts {
 	/* One-line notices (event fallback, ...), called from the caller's thread. May be NULL. */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
+	/* What must be said at once whatever quiet the caller keeps (the file cannot be written:
+	 * --lossless holds the target paused until there is space), with notice_ctx. NULL: notice. */
+	void (*alert)(void *ctx, const char *msg);
 };
 
 /* The largest -m: data pages per CPU ring. */

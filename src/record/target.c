@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,33 +106,57 @@ static struct target *target_alloc(size_t nr)
 	return t;
 }
 
-int target__check_command(const char *cmd)
+/* What exec would make of file: 0 (a regular file we may execute), -ENOENT, -EISDIR, -ENODEV
+ * (not a regular file) or -EACCES. */
+static int exec_check(const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -EACCES;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -ENODEV;
+	return access(file, X_OK) == 0 ? 0 : -EACCES;
+}
+
+int target__check_command(const char *cmd, char *ret_path, size_t len)
 {
 	const char *path = getenv("PATH");
-	bool denied = false;
+	int first = 0; /* the first refusal of a file found, as execvp reports it */
 
 	if (!cmd || !*cmd)
 		return -ENOENT;
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0 ? 0 : (errno == ENOENT ? -ENOENT : -EACCES);
+	if (strchr(cmd, '/')) {
+		snprintf(ret_path, len, "%s", cmd);
+		return exec_check(cmd);
+	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
 		const char *end = strchrnul(path, ':');
 		char buf[4096];
-		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path), end == path ? "." : path, cmd);
+		int n, r;
 
-		if (end == path)
+		if (end == path) /* an empty entry is the current directory */
 			n = snprintf(buf, sizeof(buf), "./%s", cmd);
+		else
+			n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - path), path, cmd);
 		if (n > 0 && (size_t)n < sizeof(buf)) {
-			if (access(buf, X_OK) == 0)
-				return 0;
-			if (errno == EACCES && access(buf, F_OK) == 0)
-				denied = true;
+			/* execvp goes on past what it cannot execute, and reports EACCES if
+			 * nothing further is found */
+			r = exec_check(buf);
+			if (r == 0 || (r != -ENOENT && !first)) {
+				snprintf(ret_path, len, "%s", buf);
+				if (r == 0)
+					return 0;
+				first = r;
+			}
 		}
 		path = *end ? end + 1 : end;
 	}
-	return denied ? -EACCES : -ENOENT;
+	return first ? first : -ENOENT;
 }
 
 static struct target *fork_held(char *const argv[], bool group)

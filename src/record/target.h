@@ -5,13 +5,16 @@
 #define PRECORD_TARGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct target;
 
-/* Whether cmd can be executed, searching PATH as execvp does. Returns 0, -ENOENT (not found)
- * or -EACCES (found, not executable). Lets a caller refuse before creating anything. */
-int target__check_command(const char *cmd);
+/* Whether cmd can be executed, searching PATH as execvp does (past what it cannot execute).
+ * Returns 0, with the file exec would run in ret_path (len bytes); -ENOENT (not found); or, with
+ * the first file found in ret_path, -EISDIR (a directory), -ENODEV (not a regular file) or
+ * -EACCES (not executable). Lets a caller refuse before creating anything. */
+int target__check_command(const char *cmd, char *ret_path, size_t len);
 
 /* Fork argv[0] (searched in PATH) and hold the child before exec. Returns NULL with errno set. */
 struct target *target__fork_held(char *const argv[]);

@@ -47,6 +47,18 @@ lossless_refused() {
 	: "${refused_twice:=$refused_min}"
 	assert_ge "$refused_twice" "$refused_min" "$1: the ring named for a pause twice as slow"
 }
+# paused_within_run ERR DATA: precord's summary in ERR and the pause statistics preport --stats
+# reads from DATA both put the paused time at no more than the run (a pause in progress at a
+# stop counts until the run's end, not until the summary). Sets paused_pct (the summary's).
+paused_within_run() {
+	paused_pct=$(sed -n 's/.* s paused (\([0-9.]*\)% of the run).*/\1/p' "$1")
+	[ -n "$paused_pct" ] || { cat "$1"; fail "$1: no paused time in the summary"; }
+	awk -v p="$paused_pct" 'BEGIN { exit !(p <= 100) }' || { cat "$1"; fail "$1: paused $paused_pct% of the run"; }
+	preport -i "$2" --stats > "$T/paused.stats" 2> /dev/null || fail "$2: preport --stats exit $?"
+	_fp=$(sed -n 's/.*paused ms: *[0-9.]*  *( *\([0-9.]*\)% of.*/\1/p' "$T/paused.stats")
+	[ -n "$_fp" ] || { cat "$T/paused.stats"; fail "$2: no pause statistics in the file"; }
+	awk -v p="$_fp" 'BEGIN { exit !(p <= 100) }' || fail "$2: the file says paused $_fp% of the run"
+}
 # lossless_storm_ok NAME: the verdict on NAME.err (precord's stderr, with the storm's
 # YIELD_STORM_REPORT line) and NAME.data: the summary says 0 lost, perf report --stats reads the
 # file quietly and finds no LOST / LOST_SAMPLES, and the SWITCH records are at least twice the

@@ -27,7 +27,55 @@ expect 2 "cannot be used with -a" -- --lossless -a
 expect 2 "invalid CPU list" -- -C 0-x true
 expect 2 "does not exist" -- -C 1000 true
 expect 2 "no process 999999" -- -p 999999
+expect 2 "CPU 1024 given with -C does not exist (this machine has" -- -C 1024 true
+expect 2 "CPU 5000 given with -C does not exist (this machine has" -- -C 5000 true
+expect 2 "^precord: -C '' names no CPU: expected a list like 0-3,6" -- -C '' true
+# events: an empty name is said as such (it was "bad modifier"); too many gives the count and
+# the limit, exit 2 (it was 125 and a message repeating the whole list)
+expect 2 "invalid -e '': event 1 of the list has no name" -- -e '' true
+expect 2 "invalid -e ',': event 1 of the list has no name" -- -e , true
+expect 2 "invalid -e 'cpu-clock,,page-faults': event 2 of the list has no name" -- -e cpu-clock,,page-faults true
+many=$(awk 'BEGIN { for (i = 0; i < 2000; i++) printf "%scpu-clock", i ? "," : "" }')
+expect 2 "^precord: too many events for -e: 2000 given, at most 16 at once" -- -e "$many" true
+[ "$(wc -c < e.txt)" -lt 300 ] || fail "-e with 2000 events: a message of $(wc -c < e.txt) bytes"
+# -m with a unit: the message names what was typed, not a page count never typed
+expect 2 "^precord: -m 3K (1 page, 4 KiB per CPU) cannot hold one sample" -- -m 3K true
+! grep -q -- "-m 1 " e.txt || fail "-m 3K: the message talks about -m 1"
+expect 2 "invalid ring size '12K' for -m: 3 pages is not a power of two (try -m 8K or -m 16K)" -- -m 12K true
+# -p: precord itself, and a thread rather than a process
+set +e
+sh -c 'exec precord -p $$ -o self.data' > /dev/null 2> e.txt
+rc=$?
+set -e
+[ "$rc" = 2 ] || { cat e.txt; fail "precord -p of its own pid: exit $rc, expected 2"; }
+grep -q "^precord: -p [0-9]* is precord itself" e.txt || { cat e.txt; fail "precord -p of its own pid: message"; }
+SPIN_STOP="$T/stop" "$W/spin_threads" 600 > spin.out &
+spin=$!
+trap 'kill "$spin" 2> /dev/null || :; [ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT INT TERM
+has_threads() { [ "$(ls "/proc/$spin/task" 2> /dev/null | wc -l)" -ge 3 ]; }
+wait_until "spin_threads' threads" has_threads
+tid=$(ls "/proc/$spin/task" | grep -vx "$spin" | head -n 1)
+expect 2 "^precord: -p $tid is a thread of process $spin, not a process.*(use -p $spin)" -- -p "$tid"
+: > stop
+wait $spin || true
 expect 127 "cannot run 'no-such-command-xyz'" -- no-such-command-xyz
-expect 125 "cannot create" -- -o /nonexistent-dir/x.data true
+expect 2 "cannot write -o /nonexistent-dir/x.data: it would be in /nonexistent-dir, which does not exist" -- -o /nonexistent-dir/x.data true
+# -o that is not a regular file on a disk: refused before the command starts, untouched, without
+# blocking (a FIFO with no reader blocked open() forever; /proc and a pipe failed on a seek)
+mkfifo fifo
+set +e
+timeout -k 5 60 precord -o fifo -- sh -c ': > ran' > /dev/null 2> e.txt
+rc=$?
+set -e
+[ "$rc" = 2 ] || { cat e.txt; fail "precord -o fifo: exit $rc, expected 2 (124: it blocked)"; }
+grep -q "cannot write -o fifo: it is a named pipe (FIFO), and precord writes perf.data with seeks" e.txt || { cat e.txt; fail "precord -o fifo: message"; }
+[ -p fifo ] && [ ! -e fifo.old ] && [ ! -e ran ] || fail "precord -o fifo: the FIFO was touched or the command ran"
+expect 2 "cannot write -o /proc/version: it is a file of the proc file system" -- -o /proc/version true
+expect 2 "cannot write -o /dev/null: it is a character device" -- -o /dev/null true
+expect 2 "cannot write -o $T: it is a directory" -- -o "$T" true
+set +e
+precord -o /dev/stdout true 2> e.txt | cat > /dev/null
+set -e
+grep -q "cannot write -o /dev/stdout: it is a named pipe (FIFO).*precord cannot write to a pipe" e.txt || { cat e.txt; fail "precord -o /dev/stdout into a pipe: message"; }
 [ ! -e perf.data ] || fail "a failed start left perf.data behind"
 echo ok

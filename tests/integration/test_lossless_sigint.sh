@@ -5,7 +5,8 @@
 # them and exits 3. precord used to resume the target and wait for the command with the events
 # still on: the storms ran unpaused and filled the rings (events lost, exit 124). The events now
 # stop first, as perf's do, so nothing is written after the stop. Second, a command that ignores
-# SIGTERM: precord says that it is left running, with its pid, and finishes the file.
+# SIGTERM: precord says that it is left running, with its pid, and finishes the file. The paused
+# time, in the summary and in the file, is at most the run.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$W/yield_storm" ] || fail "the workloads are missing (make test-bins)"
@@ -38,6 +39,9 @@ grep -q "^\[ precord: 0 lost \]" ll.err || fail "the summary does not say 0 lost
 perf report -i ll.data --stats > ll.stats 2> ll.perr || fail "perf report --stats exit $?"
 ! grep -qE "^ *LOST(_SAMPLES)? events" ll.stats || fail "perf report --stats shows losses"
 assert_ge "$(stat_count ll.data SAMPLE)" 2000 "samples in the file"
+# the pause in progress at the stop (the storms fill the rings) counts until the run's end, not
+# through the second the command takes to end after SIGTERM
+paused_within_run ll.err ll.data
 
 # a command that ignores SIGTERM: left running, said so, the file finished
 precord -e cpu-clock -o ig.data -- sh -c 'echo $$ > ig.pid; trap "" TERM; while :; do :; done' \

@@ -1,4 +1,5 @@
-# A disk that fills up while recording: precord says so at once, counts what it could not write
+# A disk full at the start: precord fails (125) and leaves no file, and the files that were there
+# as they were. A disk that fills up while recording: precord says so at once, counts what it could not write
 # as lost in its summary, its exit status and the file (LOST + LOST_SAMPLES records), and leaves a
 # file that perf and preport read to its end, compressed or not. With --lossless the target is
 # paused until there is space again (nothing lost, exit 0); stopped while waiting, what waited is
@@ -49,6 +50,20 @@ check() {
 	preport -i full/p.data --stats > rstats 2>/dev/null || fail "$what: preport --stats exit $?"
 	assert_eq "$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' rstats)" "$in_file" "$what: preport --stats samples"
 }
+
+# 0. Full at the start: nothing recorded, so no file (a 264-byte one used to be left, which
+# neither perf nor preport could read), and the files that were there are as they were.
+fill 8
+rc=0; precord -o full/p.data true > /dev/null 2> rec.err || rc=$?
+assert_eq "$rc" 125 "full at the start: exit status"
+grep -q "^precord: cannot create full/p.data: No space left on device" rec.err || { cat rec.err; fail "full at the start: no message naming the full disk"; }
+[ ! -e full/p.data ] || fail "full at the start: left full/p.data ($(stat -c %s full/p.data) bytes)"
+echo kept > full/p.data
+echo kept-old > full/p.data.old
+rc=0; precord -o full/p.data true > /dev/null 2> rec.err || rc=$?
+assert_eq "$rc" 125 "full at the start, over an old file: exit status"
+assert_eq "$(cat full/p.data 2>/dev/null)" kept "full at the start: the old full/p.data"
+assert_eq "$(cat full/p.data.old 2>/dev/null)" kept-old "full at the start: the old full/p.data.old"
 
 # 1. Not compressed: a 2 MB tmpfs, 2 s of CPU time at 4 kHz: 65 MB of samples.
 rm -f full/*
@@ -104,8 +119,8 @@ echo "--lossless: paused $paused s; seen paused for $seen us before the space wa
 awk -v p="$paused" -v s="$seen" 'BEGIN { exit !(p * 1e6 >= s) }' ||
 	fail "--lossless: paused $paused s, less than the $seen us it was seen paused with the disk full"
 
-# 4. --lossless, stopped while waiting for space: what waited is lost, counted; the target is
-# not left paused.
+# 4. --lossless, stopped while paused waiting for space: what waited is lost, counted; the
+# target is not left paused; the paused time is at most the run.
 fill 290
 rm -f stop-spin
 : > rec.err
@@ -114,13 +129,33 @@ SPIN_STOP=$T/stop-spin precord --lossless -F 4000 -o full/p.data -- "$W/spin_thr
 prec=$!
 wait_until "$what: a message about the full disk" told_full
 target=$(head -1 pid.out)
+wait_until "$what: the target paused while the disk is full" paused "$target"
 kill -INT $prec
 rc=0; wait $prec || rc=$?
 check "--lossless, stopped while full" 125
 assert_ge "$lost_smp" 1 "--lossless stop: samples not written"
+# paused from the full disk to the stop: that pause ends with the run, not with the summary
+# (counted through the stop, it came to more than the run)
+cat rec.err
+paused_within_run rec.err full/p.data
+assert_ge "$(summary_num rec.err 'lossless via [a-z0-9-]*:')" 1 "--lossless stop: pauses"
 if [ -n "$target" ] && kill -0 "$target" 2>/dev/null; then
 	state=$(awk '{ print $3 }' /proc/$target/stat)
 	kill "$target" 2>/dev/null
 	fail "--lossless stop: the target $target is still there (state $state)"
 fi
+# 5. --lossless -q: the full disk is said all the same (man precord: "It says so at once"), or a
+# paused target would look hung; the summary is not.
+fill 290
+rm -f stop-spin
+: > rec.err
+what="--lossless -q"
+SPIN_STOP=$T/stop-spin precord -q --lossless -F 4000 -o full/p.data -- "$W/spin_threads" 600 > pid.out 2> rec.err &
+prec=$!
+wait_until "$what: a message about the full disk" told_full
+kill -INT $prec
+rc=0; wait $prec || rc=$?
+cat rec.err
+assert_eq "$rc" 125 "$what: exit status"
+! grep -q "^\[ precord:" rec.err || fail "$what: a summary despite -q"
 echo ok

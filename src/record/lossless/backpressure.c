@@ -37,6 +37,7 @@ struct backpressure {
 	uint64_t paused_ns;        /* completed pauses only */
 	uint64_t longest_pause_ns; /* completed pauses only */
 	uint64_t pause_start_ns;
+	bool ended;                /* backpressure__end: the accounting above is final */
 
 	struct backpressure_ring *rings;
 };
@@ -105,6 +106,17 @@ static enum band band_of(const struct backpressure *bp, unsigned int fill)
 	return BAND_MID;
 }
 
+/* Under bp->lock: add the pause in progress, from its start to end_ns, to the totals. Clocks of
+ * different readers may disagree by a little: never count negative time. */
+static void count_pause(struct backpressure *bp, uint64_t end_ns)
+{
+	uint64_t d = end_ns > bp->pause_start_ns ? end_ns - bp->pause_start_ns : 0;
+
+	bp->paused_ns += d;
+	if (d > bp->longest_pause_ns)
+		bp->longest_pause_ns = d;
+}
+
 /* Under bp->lock: decide from every ring's current band. The cost is a scan of nr_rings atomics,
  * paid only on band changes. *ring becomes the ring blamed for a pause. */
 static enum backpressure_action decide(struct backpressure *bp, unsigned int *ring, uint64_t now_ns)
@@ -123,22 +135,22 @@ static enum backpressure_action decide(struct backpressure *bp, unsigned int *ri
 			blame = i;
 	}
 
+	/* After backpressure__end the decisions go on (a target must still be resumed) but are
+	 * no longer counted: they fall outside the run. */
 	if (!paused && blame < bp->nr_rings) {
 		atomic_store_explicit(&bp->paused, true, memory_order_relaxed);
-		bp->nr_pauses++;
-		bp->rings[blame].pauses++;
-		bp->pause_start_ns = now_ns;
+		if (!bp->ended) {
+			bp->nr_pauses++;
+			bp->rings[blame].pauses++;
+			bp->pause_start_ns = now_ns;
+		}
 		*ring = blame;
 		return BACKPRESSURE_PAUSE;
 	}
 	if (paused && all_low) {
-		/* Clocks of different readers may disagree by a little: never count negative time. */
-		uint64_t d = now_ns > bp->pause_start_ns ? now_ns - bp->pause_start_ns : 0;
-
 		atomic_store_explicit(&bp->paused, false, memory_order_relaxed);
-		bp->paused_ns += d;
-		if (d > bp->longest_pause_ns)
-			bp->longest_pause_ns = d;
+		if (!bp->ended)
+			count_pause(bp, now_ns);
 		return BACKPRESSURE_RESUME;
 	}
 	return BACKPRESSURE_NONE;
@@ -193,7 +205,7 @@ void backpressure__stats(struct backpressure *bp, uint64_t now_ns, struct backpr
 	s.longest_pause_ns = bp->longest_pause_ns;
 	s.last_pause_start_ns = bp->nr_pauses ? bp->pause_start_ns : 0;
 	s.paused = atomic_load_explicit(&bp->paused, memory_order_relaxed);
-	if (s.paused && now_ns > bp->pause_start_ns) {
+	if (s.paused && !bp->ended && now_ns > bp->pause_start_ns) {
 		uint64_t d = now_ns - bp->pause_start_ns;
 
 		s.paused_ns += d;
@@ -202,6 +214,17 @@ void backpressure__stats(struct backpressure *bp, uint64_t now_ns, struct backpr
 	}
 	pthread_mutex_unlock(&bp->lock);
 	*ret_stats = s;
+}
+
+void backpressure__end(struct backpressure *bp, uint64_t end_ns)
+{
+	pthread_mutex_lock(&bp->lock);
+	if (!bp->ended) {
+		if (atomic_load_explicit(&bp->paused, memory_order_relaxed))
+			count_pause(bp, end_ns);
+		bp->ended = true;
+	}
+	pthread_mutex_unlock(&bp->lock);
 }
 
 uint64_t backpressure__ring_pauses(struct backpressure *bp, unsigned int ring)

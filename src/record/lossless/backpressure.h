@@ -61,6 +61,12 @@ bool backpressure__paused(const struct backpressure *bp);
 /* Accounting as of now_ns (used only to count the pause in progress, if any). */
 void backpressure__stats(struct backpressure *bp, uint64_t now_ns, struct backpressure_stats *ret_stats);
 
+/* The run ended at end_ns: a pause in progress counts until then, and nothing after it counts
+ * (reports go on deciding, so that a paused target is still resumed, but stats stay as they
+ * are). So paused time never exceeds the run, however long the stop takes. Idempotent: the
+ * first call decides. */
+void backpressure__end(struct backpressure *bp, uint64_t end_ns);
+
 /* How many pauses ring `ring` caused (its report crossed the high mark while running); 0 for a
  * ring out of range. The per-ring counts sum to nr_pauses. */
 uint64_t backpressure__ring_pauses(struct backpressure *bp, unsigned int ring);

@@ -573,6 +573,12 @@ void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid)
 		pauser__task_exit(ll->p, (pid_t)pid, (pid_t)tid);
 }
 
+void lossless__end(struct lossless *ll, uint64_t end_ns)
+{
+	if (ll && ll->bp)
+		backpressure__end(ll->bp, end_ns);
+}
+
 void lossless__release(struct lossless *ll)
 {
 	if (!ll)

@@ -99,6 +99,11 @@ void lossless__fill(struct lossless *ll, size_t ring, unsigned int permille);
 /* A task appeared (fork) or ended; keeps the signal pauser's task list current. */
 void lossless__task(struct lossless *ll, bool fork, uint32_t pid, uint32_t tid);
 
+/* The run ended at end_ns (CLOCK_MONOTONIC, clock__ns): the paused time in lossless__stats
+ * stops there, so it never exceeds the run however long the stop takes (backpressure__end).
+ * NULL is a no-op. */
+void lossless__end(struct lossless *ll, uint64_t end_ns);
+
 /* Resume the target for good (end of recording); later fill reports do nothing. */
 void lossless__release(struct lossless *ll);
 
