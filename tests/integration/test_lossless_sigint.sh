@@ -18,6 +18,16 @@ cleanup() {
 	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
+# interrupt NAME N: once precord ($rec) has N samples in NAME.data, SIGINT it and wait; its
+# exit status in rc, its stderr (NAME.err) shown
+interrupt() {
+	wait_samples "$1.data" "$2" || fail "precord wrote too few samples in 120 s"
+	kill -INT $rec
+	rc=0
+	wait $rec || rc=$?
+	rec=
+	cat "$1.err"
+}
 
 # On SIGTERM the command stops precord (its parent) for half a second while the spinners run
 # on, then resumes it: with the events still on, their samples would fill the rings (a 64 KiB
@@ -26,14 +36,7 @@ precord $LL -o ll.data -- sh -c '"$0" 600 & a=$!; "$0" 600 & b=$!
 	trap "kill -STOP $PPID; sleep 0.5; kill -CONT $PPID; kill $a $b; exit 3" TERM
 	wait' "$W/spin_threads" > /dev/null 2> ll.err &
 rec=$!
-wait_samples ll.data 2000 || fail "precord wrote too few samples in 120 s"
-kill -INT $rec
-set +e
-wait $rec
-rc=$?
-set -e
-rec=
-cat ll.err
+interrupt ll 2000
 assert_eq "$rc" 3 "exit status (the command's, once it ended)"
 grep -q "^\[ precord: 0 lost \]" ll.err || fail "the summary does not say 0 lost"
 perf report -i ll.data --stats > ll.stats 2> ll.perr || fail "perf report --stats exit $?"
@@ -47,14 +50,7 @@ paused_within_run ll.err ll.data
 precord -e cpu-clock -o ig.data -- sh -c 'echo $$ > ig.pid; trap "" TERM; while :; do :; done' \
 	> /dev/null 2> ig.err &
 rec=$!
-wait_samples ig.data 100 || fail "precord wrote too few samples in 120 s"
-kill -INT $rec
-set +e
-wait $rec
-rc=$?
-set -e
-rec=
-cat ig.err
+interrupt ig 100
 left=$(sed -n 's/.*the command (pid \([0-9]*\)) had not ended 2 s after SIGTERM and is left running.*/\1/p' ig.err)
 [ -n "$left" ] || fail "precord did not say that the command is left running"
 assert_eq "$left" "$(cat ig.pid)" "the pid precord names"
