@@ -124,32 +124,34 @@ const char *record__error(const struct record *rec)
 	return rec->err;
 }
 
-static void notice(struct record *rec, const char *fmt, ...)
+static void vsay(struct record *rec, void (*fn)(void *, const char *), const char *fmt,
+		 va_list ap)
 {
 	char buf[512];
+
+	if (!fn)
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fn(rec->o.notice_ctx, buf);
+}
+
+static void notice(struct record *rec, const char *fmt, ...)
+{
 	va_list ap;
 
-	if (!rec->o.notice)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsay(rec, rec->o.notice, fmt, ap);
 	va_end(ap);
-	rec->o.notice(rec->o.notice_ctx, buf);
 }
 
 /* A notice that must reach the user even when notices are kept quiet (record_opts.alert). */
 static void alert(struct record *rec, const char *fmt, ...)
 {
-	void (*fn)(void *, const char *) = rec->o.alert ? rec->o.alert : rec->o.notice;
-	char buf[512];
 	va_list ap;
 
-	if (!fn)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsay(rec, rec->o.alert ? rec->o.alert : rec->o.notice, fmt, ap);
 	va_end(ap);
-	fn(rec->o.notice_ctx, buf);
 }
 
 void record__free(struct record *rec)
@@ -1511,22 +1513,19 @@ int record__stop(struct record *rec)
 	 * summary instead, it took in the wait for the command after SIGTERM and the last drain,
 	 * seconds with a busy tree, and came to more than the run. */
 	lossless__end(rec->ll, rec->t_end_ns);
-	if (!rec->target_ended) {
-		if (rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
-			/* Recording ends before the command: the events first, as perf does (what
-			 * the command does from now on is not recorded, so resumed it cannot fill a
-			 * ring: resumed with the events on, its processes ran unpaused until it
-			 * ended, and a tree of them lost events), then resume it and ask it to end. */
-			evlist__disable(rec->el);
-			lossless__release(rec->ll);
-			target__terminate(rec->tgt);
-			if (target__wait(rec->tgt, TERM_WAIT_MS, &rec->target_status))
-				rec->target_ended = true;
-			else
-				rec->left_running = true;
-		}
-	}
+	/* The events first, as perf does: what the target does from now on is not recorded, so
+	 * resumed it cannot fill a ring (resumed with the events on while the command was given
+	 * its time to end, a tree of processes ran unpaused and lost events). */
 	evlist__disable(rec->el);
+	if (!rec->target_ended && rec->tgt && record__target_status(rec) < 0 && rec->o.argv) {
+		/* Recording ends before the command: resume it, then ask it to end. */
+		lossless__release(rec->ll);
+		target__terminate(rec->tgt);
+		if (target__wait(rec->tgt, TERM_WAIT_MS, &rec->target_status))
+			rec->target_ended = true;
+		else
+			rec->left_running = true;
+	}
 	{
 		unsigned long long st = topology__steal_ns("/proc");
 
