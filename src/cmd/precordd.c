@@ -10,8 +10,11 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
+#include "daemon/compact.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/export.h"
+#include "daemon/isolate.h"
 
 /* Exit codes: see man/precordd.8, EXIT STATUS. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_CONFIG = 78 /* EX_CONFIG */ };
@@ -71,6 +74,15 @@ int main(int argc, char **argv)
 	struct daemon *d;
 	int c, err;
 
+	/* a conversion of the service's, in a process of its own (see daemon/isolate.h) */
+	if (argc > 1 && !strcmp(argv[1], ISOLATE_ARG)) {
+		static const struct isolate_kind kinds[] = {
+			{ "unwind", compactor__child_main },
+			{ "export", export__child_main },
+			{ NULL, NULL },
+		};
+		return isolate__child_main(argc, argv, kinds);
+	}
 	while ((c = getopt_long(argc, argv, "c:tvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': config = optarg; break;

@@ -7,19 +7,18 @@
 #include "daemon/compact.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "daemon/isolate.h"
 
 #define QUEUE 16
 
@@ -36,6 +35,7 @@ struct compactor {
 	pthread_cond_t cond;
 	bool stop;
 	int comp_level;
+	unsigned int stall_ms;
 	char todo[QUEUE][PATH_MAX];
 	unsigned int todo_head, nr_todo;
 	struct compact_done done[QUEUE];
@@ -46,65 +46,55 @@ struct compactor {
 /* Longest a conversion may take, in CPU seconds: a file made to unwind forever is given up. */
 #define UNWIND_CPU_LIMIT 300
 
+/* The child (precordd ISOLATE_ARG unwind PATH TMP LEVEL): inject__unwind of PATH into TMP. */
+int compactor__child_main(int argc, char **argv)
+{
+	struct inject_opts io = { .jobs = 1 };
+	struct inject *in;
+	int e;
+
+	if (argc != 3 || sscanf(argv[2], "%d", &io.comp_level) != 1)
+		return EINVAL;
+	/* past RLIMIT_FSIZE a write fails with EFBIG, and inject__unwind removes its copy */
+	signal(SIGXFSZ, SIG_IGN);
+	in = inject__new();
+	e = in ? -inject__unwind(in, argv[0], argv[1], &io, NULL) : ENOMEM;
+	/* (when the reason cannot be written, the parent says strerror instead) */
+	if (e && in && write(ISOLATE_WHY_FD, inject__error(in),
+			     strnlen(inject__error(in), sizeof(((struct compact_done *)0)->why) - 1)) < 0)
+		e = e & 0xff;
+	inject__free(in);
+	return e & 0xff;
+}
+
 /* inject__unwind in a child process: the files it reads belong to the profiled programs, which
  * may truncate a mapped file (SIGBUS) or craft its ELF; whatever happens costs only this copy.
- * Returns 0 or -errno with r->why set (-ECHILD when the child died of a signal: r->why says
- * which). */
-static int unwind_isolated(struct compact_done *r, const struct inject_opts *io)
+ * Returns 0 or -errno with r->why set (-ECHILD when the child died of a signal, -ETIMEDOUT when
+ * it stalled: r->why says which). */
+static int unwind_isolated(struct compact_done *r, int comp_level, unsigned int stall_ms)
 {
-	/* the copy may not outgrow its file: the budget keeps room for that much (retention.c) */
-	rlim_t size = (rlim_t)file_size(r->path);
-	int p[2], st;
-	pid_t pid;
-	ssize_t n;
+	char level[16];
+	const char *args[] = { "unwind", r->path, r->tmp, level, NULL };
+	struct isolate_job j = {
+		.what = "unwinding", .args = args, .cpu_s = UNWIND_CPU_LIMIT,
+		/* the copy may not outgrow its file: the budget keeps room for that much
+		 * (retention.c); at least a byte, as 0 would be no limit */
+		.fsize = (rlim_t)file_size(r->path) ? (rlim_t)file_size(r->path) : 1,
+		.umask = 077, .stall_ms = stall_ms,
+		/* not stopped with the compactor: the file in hand is finished (a few seconds) */
+	};
+	int err;
 
-	/* the child's reason comes back through p (shorter than PIPE_BUF: one write, no wait) */
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		struct rlimit cpu = { UNWIND_CPU_LIMIT, UNWIND_CPU_LIMIT }, fsize = { size, size };
-		struct inject *in = inject__new();
-		int e;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setrlimit(RLIMIT_CPU, &cpu);
-		/* past it a write fails with EFBIG, and inject__unwind removes its copy */
-		signal(SIGXFSZ, SIG_IGN);
-		setrlimit(RLIMIT_FSIZE, &fsize);
-		e = in ? -inject__unwind(in, r->path, r->tmp, io, NULL) : ENOMEM;
-		if (e && in && write(p[1], inject__error(in),
-				     strnlen(inject__error(in), sizeof(r->why) - 1)) < 0)
-			_exit(e & 0xff); /* the parent says strerror instead */
-		_exit(e & 0xff);
-	}
-	close(p[1]);
-	while ((n = read(p[0], r->why, sizeof(r->why) - 1)) < 0 && errno == EINTR)
-		;
-	r->why[n > 0 ? n : 0] = 0;
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFSIGNALED(st)) {
-		unlink(r->tmp);
-		snprintf(r->why, sizeof(r->why), "the unwinding process died of signal %d%s", WTERMSIG(st),
-			 WTERMSIG(st) == SIGBUS ? " (a mapped file shrank?)" :
-			 WTERMSIG(st) == SIGXCPU ? " (over its CPU time limit)" : "");
-		return -ECHILD;
-	}
-	if (WEXITSTATUS(st) == EFBIG) {
+	snprintf(level, sizeof(level), "%d", comp_level);
+	err = isolate__run(&j, r->why, sizeof(r->why));
+	if (err == -EFBIG) {
 		unlink(r->tmp);
 		snprintf(r->why, sizeof(r->why), "its call-chain copy would be larger than the file");
-		return -EFBIG;
+	} else if (err == -ECHILD || err == -ETIMEDOUT) {
+		unlink(r->tmp);
 	}
-	if (WEXITSTATUS(st))
-		return -WEXITSTATUS(st);
+	if (err)
+		return err;
 	r->st.bytes_in = file_size(r->path);
 	r->st.bytes_out = file_size(r->tmp);
 	return 0;
@@ -113,7 +103,6 @@ static int unwind_isolated(struct compact_done *r, const struct inject_opts *io)
 static void *run(void *arg)
 {
 	struct compactor *c = arg;
-	struct inject_opts io = { .comp_level = c->comp_level, .jobs = 1 };
 
 	/* the service's recording comes first: this thread runs only when nothing else wants the CPU */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
@@ -130,11 +119,13 @@ static void *run(void *arg)
 		c->todo_head = (c->todo_head + 1) % QUEUE;
 		c->nr_todo--;
 		c->busy = true;
+		int comp_level = c->comp_level;
+		unsigned int stall_ms = c->stall_ms;
 		pthread_mutex_unlock(&c->lock);
 
 		memcpy(r.tmp, r.path, strlen(r.path));           /* fits: checked by submit */
 		memcpy(r.tmp + strlen(r.path), ".unwinding", sizeof(".unwinding"));
-		r.err = unwind_isolated(&r, &io);
+		r.err = unwind_isolated(&r, comp_level, stall_ms);
 		if (r.err && !r.why[0])
 			snprintf(r.why, sizeof(r.why), "%s", strerror(-r.err));
 
@@ -152,7 +143,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct compactor *compactor__new(int comp_level)
+struct compactor *compactor__new(int comp_level, unsigned int stall_ms)
 {
 	struct compactor *c = calloc(1, sizeof(*c));
 	sigset_t all, old;
@@ -161,6 +152,7 @@ struct compactor *compactor__new(int comp_level)
 	if (!c)
 		return NULL;
 	c->comp_level = comp_level;
+	c->stall_ms = stall_ms;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	/* no signal for this thread: the loop takes them from a signalfd, which sees only signals
@@ -177,6 +169,14 @@ struct compactor *compactor__new(int comp_level)
 		return NULL;
 	}
 	return c;
+}
+
+void compactor__configure(struct compactor *c, int comp_level, unsigned int stall_ms)
+{
+	pthread_mutex_lock(&c->lock);
+	c->comp_level = comp_level;
+	c->stall_ms = stall_ms;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int compactor__submit(struct compactor *c, const char *path)

@@ -21,8 +21,15 @@ struct compact_done {
 	struct inject_stats st;
 };
 
-/* Start the thread; copies are compressed at comp_level. Returns NULL with errno set. */
-struct compactor *compactor__new(int comp_level);
+/* Start the thread; copies are compressed at comp_level, and a child without CPU time for
+ * stall_ms is killed (its file keeps its stacks). Returns NULL with errno set. */
+struct compactor *compactor__new(int comp_level, unsigned int stall_ms);
+
+/* The same settings for the next copies (a reload). */
+void compactor__configure(struct compactor *c, int comp_level, unsigned int stall_ms);
+
+/* The child's side (precordd ISOLATE_ARG unwind PATH TMP LEVEL, see isolate.h). */
+int compactor__child_main(int argc, char **argv);
 
 /* Queue path (copied). Returns 0, -EAGAIN when the queue is full (the file stays as it is) or
  * -ENAMETOOLONG. */

@@ -48,6 +48,7 @@ int config__defaults(struct daemon_config *c)
 	c->socket_group = strdup("precord");
 	c->push_name = strdup("precordd");
 	c->push_timeout_ms = 30 * 1000;
+	c->convert_stall_ms = 60 * 1000;
 	if (!c->event || !c->output_dir || !c->socket_path || !c->socket_group || !c->push_name)
 		return -ENOMEM;
 	return 0;
@@ -131,6 +132,16 @@ static int set_unwind(struct parse_ctx *p, const char *v)
 {
 	if (parse_bool(v, &p->c->unwind))
 		return bad(p, "expected yes or no, not '%s'", v);
+	return 0;
+}
+
+static int set_convert_stall_timeout(struct parse_ctx *p, const char *v)
+{
+	uint64_t ms;
+
+	if (parse__duration_ms(v, &ms) || ms < 1000 || ms > 3600 * 1000)
+		return bad(p, "expected a duration from 1s to 1h (like 60s), not '%s'", v);
+	p->c->convert_stall_ms = ms;
 	return 0;
 }
 
@@ -463,6 +474,7 @@ static const struct key {
 	{ "frequency", set_frequency },
 	{ "call_graph", set_call_graph },
 	{ "unwind", set_unwind },
+	{ "convert_stall_timeout", set_convert_stall_timeout },
 	{ "all_cgroups", set_all_cgroups },
 	{ "target", set_target },
 	{ "cpus", set_cpus },

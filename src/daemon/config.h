@@ -21,6 +21,8 @@ struct daemon_config {
 	enum callgraph_mode callgraph; /* default CALLGRAPH_DWARF */
 	bool unwind;                   /* dwarf: unwind each finished file into call chains
 					* (default yes) */
+	uint64_t convert_stall_ms;     /* a conversion's process (unwinding, pprof) without CPU
+					* time for this long is killed (default 60 s) */
 	bool all_cgroups;              /* the cgroup of every sample (default yes) */
 	uint32_t stack_size;           /* for dwarf (default 8192) */
 	bool all;                      /* target = all (default) */

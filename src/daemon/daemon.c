@@ -175,7 +175,7 @@ int daemon__setup(struct daemon *d)
 	if (err)
 		return err;
 	/* whatever the configuration says now: a reload may turn unwinding on */
-	d->compactor = compactor__new(d->cfg.compression);
+	d->compactor = compactor__new(d->cfg.compression, (unsigned int)d->cfg.convert_stall_ms);
 	if (!d->compactor)
 		daemon__log(d, LOG_WARNING, "cannot start the unwinding thread: %m; files keep "
 			    "their stacks");
@@ -260,6 +260,9 @@ static void reload(struct daemon *d)
 	if (restart)
 		session__restart(d, &old, !new_dir && !new_socket);
 	config__free(&old);
+	if (d->compactor)
+		compactor__configure(d->compactor, d->cfg.compression,
+				     (unsigned int)d->cfg.convert_stall_ms);
 	export__reconfigure(d);
 	retention__enforce(d, d->rec ? d->cur_bytes + session__headroom(d) : 0);
 	{

@@ -16,17 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon_int.h"
+#include "daemon/isolate.h"
 #include "daemon/push.h"
 #include "lib/clock.h"
 #include "report/pprof.h"
@@ -57,6 +56,7 @@ struct export_cfg {
 	bool push;
 	char url[1100], name[160], labels[4096];
 	uint64_t timeout_ms, spool_size, rate;
+	unsigned int stall_ms;
 };
 
 struct log_line {
@@ -73,7 +73,7 @@ struct exporter {
 	bool rescan;                 /* the spool directory may have changed */
 	struct export_job todo[QUEUE];
 	unsigned int todo_head, nr_todo;
-	pid_t child;                 /* the conversion in progress, 0 when none */
+	bool busy;                   /* a job is being exported */
 	char host[256];
 
 	uint64_t exported, export_failed, pushed, push_failed, rejected, dropped;
@@ -287,83 +287,59 @@ static void note_seq(const char *dir, const char *base)
 
 /* ---- conversion ---- */
 
-/* The child: the file's pprof profile to tmp. Returns an exit status, 0 or an errno, with the
- * reason written to why_fd when there is more to say than the errno. */
-static int convert(const struct export_job *j, const char *tmp, const char *host, int why_fd)
+/* The child (precordd ISOLATE_ARG export DATA TMP HOST FROM UNTIL): DATA's pprof profile to
+ * TMP, labelled with HOST, for FROM to UNTIL (unix seconds). Returns an exit status, 0 or an
+ * errno, with the reason written to ISOLATE_WHY_FD when there is more to say than the errno. */
+int export__child_main(int argc, char **argv)
 {
 	struct report_session_opts o = { .jobs = 1 };
-	struct report_session *s = report_session__new(&o);
+	struct report_session *s;
 	struct pprof_writer *w = NULL;
-	int err = s ? report_session__open(s, j->data) : -ENOMEM;
+	long long from, until;
+	int err;
 
+	if (argc != 5 || sscanf(argv[3], "%lld", &from) != 1 || sscanf(argv[4], "%lld", &until) != 1)
+		return EINVAL;
+	umask(077); /* as the recordings: profiles show what runs on the machine */
+	s = report_session__new(&o);
+	err = s ? report_session__open(s, argv[0]) : -ENOMEM;
 	if (err && s && report_session__error(s)[0] &&
-	    write(why_fd, report_session__error(s), strlen(report_session__error(s))) < 0)
+	    write(ISOLATE_WHY_FD, report_session__error(s), strlen(report_session__error(s))) < 0)
 		err = -EIO;
 	if (!err && !(w = pprof_writer__new(s)))
 		err = -ENOMEM;
 	if (!err)
-		err = pprof_writer__add_label(w, "host", host);
+		err = pprof_writer__add_label(w, "host", argv[2]);
 	if (!err) {
-		pprof_writer__set_time(w, (int64_t)j->from * 1000000000LL,
-				       (int64_t)(j->until - j->from) * 1000000000LL);
+		pprof_writer__set_time(w, (int64_t)from * 1000000000LL,
+				       (int64_t)(until - from) * 1000000000LL);
 		err = report_session__run(s);
 	}
 	if (!err)
-		err = pprof_writer__write(w, tmp);
+		err = pprof_writer__write(w, argv[1]);
 	pprof_writer__free(w);
 	report_session__free(s);
-	return err < 0 ? -err : err ? EIO : 0;
+	return err < 0 ? (-err) & 0xff : err ? EIO : 0;
 }
 
-/* Run convert in a child process. Returns 0 or -errno, with the reason in why. */
+/* Run the conversion in a child process. Returns 0 or -errno, with the reason in why. */
 static int convert_isolated(struct exporter *e, const struct export_job *j, const char *tmp,
-			    char *why, size_t why_size)
+			    const struct export_cfg *cfg, char *why, size_t why_size)
 {
-	int p[2], st;
-	pid_t pid;
-	ssize_t n;
+	char from[24], until[24];
+	const char *args[] = { "export", j->data, tmp, e->host, from, until, NULL };
+	struct isolate_job ij = {
+		.what = "converting", .args = args, .cpu_s = EXPORT_CPU_LIMIT,
+		.umask = 077, .stall_ms = cfg->stall_ms, .stop = (const bool *)&e->stop,
+	};
+	int err;
 
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0 || (pid = fork()) < 0) {
-		snprintf(why, why_size, "cannot start the converting process: %s", strerror(errno));
-		return -errno;
-	}
-	if (pid == 0) {
-		struct rlimit cpu = { EXPORT_CPU_LIMIT, EXPORT_CPU_LIMIT };
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setrlimit(RLIMIT_CPU, &cpu);
-		umask(077); /* as the recordings: profiles show what runs on the machine */
-		_exit(convert(j, tmp, e->host, p[1]) & 0xff);
-	}
-	close(p[1]);
-	pthread_mutex_lock(&e->lock);
-	e->child = pid;
-	if (e->stop)
-		kill(pid, SIGKILL);
-	pthread_mutex_unlock(&e->lock);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	pthread_mutex_lock(&e->lock);
-	e->child = 0;
-	pthread_mutex_unlock(&e->lock);
-	/* non-blocking: another process forked meanwhile may hold the write end */
-	n = read(p[0], why, why_size - 1);
-	why[n > 0 ? n : 0] = 0;
-	close(p[0]);
-	if (WIFSIGNALED(st)) {
+	snprintf(from, sizeof(from), "%lld", j->from);
+	snprintf(until, sizeof(until), "%lld", j->until);
+	err = isolate__run(&ij, why, why_size);
+	if (err)
 		unlink(tmp);
-		snprintf(why, why_size, "the converting process died of signal %d%s", WTERMSIG(st),
-			 WTERMSIG(st) == SIGBUS ? " (a mapped file shrank?)" :
-			 WTERMSIG(st) == SIGXCPU ? " (over its CPU time limit)" : "");
-		return -ECHILD;
-	}
-	if (WEXITSTATUS(st)) {
-		unlink(tmp);
-		if (!why[0])
-			snprintf(why, why_size, "%s", strerror(WEXITSTATUS(st)));
-		return -WEXITSTATUS(st);
-	}
-	return 0;
+	return err;
 }
 
 /* Convert, then move the profile where it is kept and/or spooled. */
@@ -380,7 +356,7 @@ static void export_one(struct exporter *e, const struct export_job *j, const str
 		snprintf(why, sizeof(why), "the profile's path is too long");
 	}
 	if (!err)
-		err = convert_isolated(e, j, tmp, why, sizeof(why));
+		err = convert_isolated(e, j, tmp, cfg, why, sizeof(why));
 	if (!err && j->keep && rename(tmp, kept) < 0) {
 		err = -errno;
 		snprintf(why, sizeof(why), "cannot rename it into place: %s", strerror(errno));
@@ -401,6 +377,7 @@ static void export_one(struct exporter *e, const struct export_job *j, const str
 	recount(e, cfg); /* before the counters: an exported profile is counted on disk */
 	note_seq(cfg->dir, j->base);
 	pthread_mutex_lock(&e->lock);
+	e->busy = false;
 	if (err) {
 		e->export_failed++;
 		elog(e, LOG_WARNING, "cannot export %s as a pprof profile: %s", j->data, why);
@@ -528,6 +505,7 @@ static void *run(void *arg)
 			j = e->todo[e->todo_head];
 			e->todo_head = (e->todo_head + 1) % QUEUE;
 			e->nr_todo--;
+			e->busy = true;
 			pthread_mutex_unlock(&e->lock);
 			export_one(e, &j, cfg);
 		} else if (cfg->push && e->spool_files && clock__ms() >= e->next_try_ms) {
@@ -554,6 +532,7 @@ static void copy_cfg(struct export_cfg *ec, const struct daemon_config *c)
 	ec->timeout_ms = c->push_timeout_ms;
 	ec->spool_size = c->push_spool_size;
 	ec->rate = c->frequency;
+	ec->stall_ms = (unsigned int)c->convert_stall_ms;
 }
 
 /* ---- the service loop's side ---- */
@@ -823,7 +802,7 @@ void export__status(struct daemon *d, char *buf, size_t size)
 	snprintf(buf, size, " exported=%llu export_failed=%llu exporting=%u export_bytes=%llu "
 		 "pushed=%llu push_failed=%llu push_rejected=%llu spooled=%llu spool_bytes=%llu "
 		 "spool_dropped=%llu", (unsigned long long)e->exported,
-		 (unsigned long long)e->export_failed, e->nr_todo + (e->child ? 1 : 0),
+		 (unsigned long long)e->export_failed, e->nr_todo + (e->busy ? 1 : 0),
 		 (unsigned long long)e->disk_bytes, (unsigned long long)e->pushed,
 		 (unsigned long long)e->push_failed, (unsigned long long)e->rejected,
 		 (unsigned long long)e->spool_files, (unsigned long long)e->spool_bytes,
@@ -839,9 +818,7 @@ void export__stop(struct daemon *d)
 		return;
 	export__tick(d);
 	pthread_mutex_lock(&e->lock);
-	e->stop = true;
-	if (e->child > 0)
-		kill(e->child, SIGKILL);
+	e->stop = true; /* isolate__run kills the conversion in progress */
 	pthread_cond_signal(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	pthread_join(e->thread, NULL);

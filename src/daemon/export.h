@@ -49,4 +49,8 @@ void export__status(struct daemon *d, char *buf, size_t size);
  * in progress is killed (that file is not exported), queued ones are dropped. */
 void export__stop(struct daemon *d);
 
+/* The conversion's process (precordd ISOLATE_ARG export DATA TMP HOST FROM UNTIL, see
+ * isolate.h): returns its exit status. */
+int export__child_main(int argc, char **argv);
+
 #endif
