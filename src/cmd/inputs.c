@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "perf/reader.h"
 
@@ -121,8 +122,16 @@ void inputs__sort(struct inputs *in, uint64_t *ret_first, uint64_t *ret_last)
 	uint64_t first = UINT64_MAX, last = 0;
 
 	for (size_t i = 0; all && i < in->nr; i++) {
-		struct perf_reader *r = perf_reader__new(NULL);
+		struct perf_reader *r;
+		struct stat st;
 
+		/* a pipe is read once, by the session: no times from it, and no order */
+		if ((strcmp(in->paths[i], "-") ? stat(in->paths[i], &st) : fstat(STDIN_FILENO, &st)) ||
+		    !S_ISREG(st.st_mode)) {
+			all = false;
+			break;
+		}
+		r = perf_reader__new(NULL);
 		all = r && perf_reader__open(r, in->paths[i]) == 0 &&
 		      perf_reader__has_feature(r, FEAT_SAMPLE_TIME);
 		if (all) {

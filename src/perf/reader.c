@@ -23,6 +23,7 @@
 #include "perf/reader_int.h"
 #include "perf/features.h"
 #include "perf/pause_stats.h"
+#include "perf/pipe_file.h"
 #include "perf/sample.h"
 #include "perf/writer.h"
 
@@ -70,6 +71,15 @@ static void *keep(struct perf_reader *r, void *p)
 	return p;
 }
 
+
+void reader__stats_init(const struct perf_reader *r, struct perf_reader_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < sizeof(r->pipe_header) / sizeof(r->pipe_header[0]); i++) {
+		s->nr_by_type[PERF_RECORD_USER_TYPE_START + i] = r->pipe_header[i];
+		s->total += r->pipe_header[i];
+	}
+}
 
 void reader__data_damage(struct perf_reader *r, uint64_t off, const char *reason)
 {
@@ -664,18 +674,60 @@ const char *perf_reader__error(const struct perf_reader *r)
 	return r->err;
 }
 
-/* Open path read-only and refuse what is not a regular file. Returns the fd or -errno, *reason
+/* A pipe is read once: what it held stays in its memory file, for the other readers of the
+ * process that open it (preport's passes, --unwind-to's two), keyed by the pipe's inode. */
+static struct pipe_cache {
+	pthread_mutex_t lock;
+	dev_t dev;
+	ino_t ino;
+	struct pipe_file_result pf;   /* pf.fd -1: none */
+} pipe_cache = { PTHREAD_MUTEX_INITIALIZER, 0, 0, { .fd = -1 } };
+
+static int load_pipe(int fd, const struct stat *st, struct pipe_file_result *ret,
+		     const char **reason)
+{
+	struct pipe_cache *c = &pipe_cache;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->pf.fd < 0 || c->dev != st->st_dev || c->ino != st->st_ino) {
+		struct pipe_file_result pf;
+
+		err = pipe_file__load(fd, &pf, reason);
+		if (!err) {
+			if (c->pf.fd >= 0)
+				close(c->pf.fd);
+			c->pf = pf;
+			c->dev = st->st_dev;
+			c->ino = st->st_ino;
+		}
+	}
+	if (!err) {
+		*ret = c->pf;
+		ret->fd = fcntl(c->pf.fd, F_DUPFD_CLOEXEC, 3);
+		if (ret->fd < 0)
+			err = -errno;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* Open path read-only: a regular file, or a pipe (standard input, a FIFO), which is read to its
+ * end into a memory file (pipe_file). Refuses anything else. Returns the fd or -errno, *reason
  * set when strerror would not say enough. */
-static int open_regular(const char *path, struct stat *st, const char **reason)
+static int open_input(struct perf_reader *r, const char *path, struct stat *st,
+		      const char **reason)
 {
 	_cleanup_close_ int fd = -1;
+	struct pipe_file_result pf;
+	int err;
 
 	if (!strcmp(path, "-")) {
-		/* Standard input: a file redirected there is read like any other; a pipe is not. */
+		/* standard input: a file redirected there, or a pipe */
 		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	} else {
-		/* O_NONBLOCK: opening a FIFO with no writer must not wait for one (it is refused
-		 * below); it changes nothing for the regular file that is mapped. */
+		/* O_NONBLOCK: no wait in open for what is not a FIFO (a device, say); a FIFO is
+		 * opened again below, waiting for its writer as perf report does */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
 	if (fd < 0 || fstat(fd, st) < 0)
@@ -684,12 +736,37 @@ static int open_regular(const char *path, struct stat *st, const char **reason)
 		*reason = "is a directory (perf's directory format is not supported)";
 		return -EISDIR;
 	}
-	if (!S_ISREG(st->st_mode)) {
-		*reason = S_ISFIFO(st->st_mode) ?
-			  "a pipe: pipe-mode perf.data is not supported (record to a file, e.g. perf record -o FILE, and read that)" :
-			  "not a regular file: only perf.data files can be read";
+	if (S_ISFIFO(st->st_mode) && strcmp(path, "-")) {
+		closep(&fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 || fstat(fd, st) < 0)
+			return -errno;
+	}
+	if (S_ISREG(st->st_mode)) {
+		uint8_t h[PIPE_HEADER_SIZE];
+
+		/* a pipe-mode stream saved to a file (perf record -o - > FILE) */
+		if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || rd64(h) != PERF_MAGIC2 ||
+		    rd64(h + 8) != PIPE_HEADER_SIZE)
+			return TAKE_FD(fd);
+		err = pipe_file__load(fd, &pf, reason);
+	} else if (S_ISFIFO(st->st_mode)) {
+		err = load_pipe(fd, st, &pf, reason);
+	} else {
+		*reason = "not a regular file or a pipe: only perf.data can be read";
 		return -EPROTONOSUPPORT;
 	}
+	if (err < 0)
+		return err;
+	if (pf.converted)
+		r->warnings |= PERF_READER_W_PIPE;
+	memcpy(r->pipe_header, pf.nr_header, sizeof(r->pipe_header));
+	r->pipe_damage = pf.damage;
+	r->pipe_damage_off = pf.damage_off;
+	closep(&fd);
+	fd = pf.fd;
+	if (fstat(fd, st) < 0)
+		return -errno;
 	return TAKE_FD(fd);
 }
 
@@ -709,10 +786,6 @@ static int read_header(struct perf_reader *r, const char **reason)
 	if (magic != PERF_MAGIC2) {
 		*reason = "not a perf.data file (bad magic)";
 		return -EINVAL;
-	}
-	if (hsize == PIPE_HEADER_SIZE) {
-		*reason = "pipe-mode perf.data is not supported (record with -o FILE)";
-		return -EPROTONOSUPPORT;
 	}
 	if (hsize != PERF_HEADER_SIZE && hsize != OLD_HEADER_SIZE) {
 		*reason = "unsupported header size";
@@ -734,7 +807,7 @@ static int open_file(struct perf_reader *r, const char *path, const char **reaso
 	struct stat st;
 	int err;
 
-	fd = open_regular(path, &st, reason);
+	fd = open_input(r, path, &st, reason);
 	if (fd < 0)
 		return fd;
 	r->len = st.st_size;
@@ -756,7 +829,10 @@ static int open_file(struct perf_reader *r, const char *path, const char **reaso
 		*reason = "data section starts beyond the end of the file";
 		return -EBADMSG;
 	}
-	return locate_data(r);
+	err = locate_data(r);
+	if (!err && r->pipe_damage)
+		reader__data_damage(r, r->pipe_damage_off, r->pipe_damage);
+	return err;
 }
 
 int perf_reader__open(struct perf_reader *r, const char *path)
@@ -783,6 +859,11 @@ int perf_reader__open(struct perf_reader *r, const char *path)
 const struct perf_file_header *perf_reader__header(const struct perf_reader *r)
 {
 	return &r->hdr;
+}
+
+uint64_t perf_reader__size(const struct perf_reader *r)
+{
+	return r->len;
 }
 
 size_t perf_reader__nr_attrs(const struct perf_reader *r)

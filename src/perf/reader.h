@@ -68,6 +68,9 @@ enum {
 	PERF_READER_W_NO_FEATURES = 1 << 1,
 	/* COMPRESSED records without the COMPRESSED feature (perf 6.1 refuses such a file). */
 	PERF_READER_W_NO_COMP_FEATURE = 1 << 2,
+	/* A pipe-mode stream (perf record -o -), read to its end into memory and rewritten as a
+	 * file there: offsets of damage are the stream's. */
+	PERF_READER_W_PIPE = 1 << 3,
 };
 
 #define PERF_READER_NO_TIME UINT64_MAX
@@ -127,6 +130,9 @@ int perf_reader__open(struct perf_reader *r, const char *path);
 const char *perf_reader__error(const struct perf_reader *r);
 
 const struct perf_file_header *perf_reader__header(const struct perf_reader *r);
+
+/* Bytes of the file read: its size, or for a pipe the file it was rewritten as in memory. */
+uint64_t perf_reader__size(const struct perf_reader *r);
 size_t perf_reader__nr_attrs(const struct perf_reader *r);
 /* NULL when idx is out of range. */
 const struct perf_reader_attr *perf_reader__attr(const struct perf_reader *r, size_t idx);

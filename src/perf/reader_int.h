@@ -89,6 +89,11 @@ struct perf_reader {
 	size_t nr_priv;
 	uint32_t event_desc_attr_size;
 	unsigned int warnings;
+	/* read from a pipe-mode stream (pipe_file): its header records by type, counted in every
+	 * walk's stats as perf counts them, and where it ended inside a record (NULL: cleanly) */
+	uint64_t pipe_header[PERF_RECORD_HEADER_MAX - PERF_RECORD_USER_TYPE_START];
+	const char *pipe_damage;
+	uint64_t pipe_damage_off;
 
 	bool has_data_damage, has_feat_damage;
 	struct perf_reader_damage data_damage, feat_damage;
@@ -146,6 +151,9 @@ static inline uint32_t rd32(const void *p)
 	memcpy(&v, p, 4);
 	return v;
 }
+
+/* *s zeroed, with the records a pipe-mode stream's conversion took out (see pipe_header). */
+void reader__stats_init(const struct perf_reader *r, struct perf_reader_stats *s);
 
 /* Damage of the data section at off (the earliest is kept). */
 void reader__data_damage(struct perf_reader *r, uint64_t off, const char *reason);

@@ -1426,7 +1426,7 @@ int perf_reader__for_each(struct perf_reader *r, perf_reader_fn fn, void *ctx)
 	struct walk w = { .r = r, .sink = sink_direct, .fn = fn, .ctx = ctx,
 			  .stats = &r->walk_stats };
 
-	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
+	reader__stats_init(r, &r->walk_stats);
 	walk_records(&w);
 	walk_fini(&w);
 	return w.result;
@@ -1640,7 +1640,7 @@ int perf_reader__for_each_ordered(struct perf_reader *r, perf_reader_fn fn, void
 			  .stats = &r->walk_stats, .q = ORDER_QUEUE_INIT };
 	int err;
 
-	memset(&r->walk_stats, 0, sizeof(r->walk_stats));
+	reader__stats_init(r, &r->walk_stats);
 	r->nr_unordered = 0;
 	streams_init(&w);
 	walk_records(&w);
@@ -1664,9 +1664,10 @@ static int sink_count(struct walk *w, const struct perf_reader_record *rec)
 
 int perf_reader__stats(struct perf_reader *r, struct perf_reader_stats *ret)
 {
-	struct perf_reader_stats s = { 0 };
+	struct perf_reader_stats s;
 	struct walk w = { .r = r, .sink = sink_count, .stats = &s };
 
+	reader__stats_init(r, &s);
 	walk_records(&w);
 	walk_fini(&w);
 	if (w.result < 0)

@@ -351,6 +351,17 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 	if (!rs)
 		return NULL;
 	rs->nr = perf_reader__nr_attrs(r) ? perf_reader__nr_attrs(r) : 1;
+	/* A pipe-mode stream: perf 6.1 has no Children column for one (it learns that the events
+	 * have call chains only after its report is set up, whatever the options), but its call
+	 * graphs keep the caller order that goes with children. preport's default is the same;
+	 * --children still gives the column. */
+	if (opts && !children_set && (perf_reader__warnings(r) & PERF_READER_W_PIPE)) {
+		def = *opts;
+		if (def.order == REPORT_ORDER_DEFAULT && !def.no_children)
+			def.order = REPORT_ORDER_CALLER;
+		def.no_children = true;
+		opts = &def;
+	}
 	{
 		const struct report_opts *o = opts ? opts : &def;
 		bool caller = o->order == REPORT_ORDER_CALLER ||

@@ -450,6 +450,7 @@ int inject__unwind(struct inject *in, const char *in_path, const char *out_path,
 	 * time on a 60 s file of precordd's) */
 	struct report_session_opts so = { .jobs = o->jobs, .addresses_only = true };
 	struct report_session *s;
+	uint64_t in_size = 0;
 	int e;
 
 	*in = (struct inject){ 0 };
@@ -473,12 +474,14 @@ int inject__unwind(struct inject *in, const char *in_path, const char *out_path,
 	free(in->nd.pid);
 	free(in->nd.forks);
 	in->nd = (struct needed){ 0 };
+	if (s && report_session__reader(s))
+		in_size = perf_reader__size(report_session__reader(s));
 	report_session__free(s);
 	in->w = NULL;
 	in->z = NULL;
 	in->buf = NULL;
 	if (!e) {
-		in->st.bytes_in = (uint64_t)file_size(in_path);
+		in->st.bytes_in = in_size;
 		in->st.bytes_out = (uint64_t)file_size(out_path);
 		if (ret_stats)
 			*ret_stats = in->st;
