@@ -450,16 +450,43 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 	return n;
 }
 
-int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
-		     const struct perf_sample *s, struct unwind_frame *frames, size_t max)
+/* The recorded chain's frames: kernel ones, and user ones unless the user stack is unwound. */
+static bool chain_takes(uint64_t context, bool dwarf)
+{
+	return context == PERF_CONTEXT_KERNEL || (context == PERF_CONTEXT_USER && !dwarf);
+}
+
+/* The body of both: at most chain_max of the recorded chain (its innermost, or outermost with
+ * outermost), at most user_max unwound, at most total_max in all. */
+static int unwind_limited(struct unwinder *u, const struct map_snapshot *maps,
+			  const struct perf_sample *s, struct unwind_frame *frames, size_t chain_max,
+			  size_t user_max, bool outermost, size_t total_max)
 {
 	bool dwarf = s && s->regs_abi && s->regs && s->stack_size && s->stack;
 	uint64_t context = PERF_CONTEXT_USER;
-	size_t n = 0;
+	size_t n = 0, skip = 0, max = chain_max < total_max ? chain_max : total_max;
 
-	if (!s || !max)
+	if (!s || !total_max)
 		return -EINVAL;
 	u->stats.samples++;
+	if (outermost) {
+		size_t taken = 0;
+
+		for (uint64_t i = 0; i < s->callchain_nr; i++) {
+			if (s->callchain[i] >= PERF_CONTEXT_MAX)
+				context = s->callchain[i];
+			else
+				taken += chain_takes(context, dwarf);
+		}
+		skip = taken > max ? taken - max : 0;
+		context = PERF_CONTEXT_USER;
+		/* the chain's leaf is left out: the sampled ip stays, as the Self row's frame */
+		if (skip && s->ip) {
+			resolve(u, maps, s->ip, true, &frames[n]);
+			frames[n++].off_chain = true;
+		}
+	}
+	max += n;
 	for (uint64_t i = 0; i < s->callchain_nr && n < max; i++) {
 		uint64_t ip = s->callchain[i];
 
@@ -467,18 +494,23 @@ int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
 			context = ip;
 			continue;
 		}
+		if (!chain_takes(context, dwarf))
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
 		/* perf looks the callchain's return addresses up as they are (only the frames it
 		 * unwinds with DWARF itself are looked up at ip - 1): do the same, so that a call
 		 * ending a function is blamed where perf blames it. */
-		if (context == PERF_CONTEXT_KERNEL)
-			resolve(u, maps, ip, true, &frames[n++]);
-		else if (context == PERF_CONTEXT_USER && !dwarf)
-			resolve(u, maps, ip, true, &frames[n++]);
+		resolve(u, maps, ip, true, &frames[n++]);
 	}
-	if (dwarf && n < max) {
+	if (dwarf && n < total_max && user_max) {
+		size_t room = total_max - n < user_max ? total_max - n : user_max;
+
 		u->stats.dwarf_samples++;
 		tls_in_unwind = true;
-		n += unwind_dwarf(u, maps, s, frames + n, max - n);
+		n += unwind_dwarf(u, maps, s, frames + n, room);
 		tls_in_unwind = false;
 		u->stats.sigprocmask_skipped += tls_skipped;
 		tls_skipped = 0;
@@ -487,4 +519,17 @@ int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
 		unwind_frame__resolve(maps, s->ip, true, &frames[n++]);
 	u->stats.frames += n;
 	return n;
+}
+
+int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
+		     const struct perf_sample *s, struct unwind_frame *frames, size_t max)
+{
+	return unwind_limited(u, maps, s, frames, max, max, false, max);
+}
+
+int unwinder__unwind_perf(struct unwinder *u, const struct map_snapshot *maps,
+			  const struct perf_sample *s, struct unwind_frame *frames, size_t max,
+			  bool outermost)
+{
+	return unwind_limited(u, maps, s, frames, max, max, outermost, 2 * max + 1);
 }

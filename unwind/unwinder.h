@@ -64,6 +64,14 @@ void unwinder__set_addresses_only(struct unwinder *u, bool on);
 int unwinder__unwind(struct unwinder *u, const struct map_snapshot *maps,
 		     const struct perf_sample *s, struct unwind_frame *frames, size_t max);
 
+/* The same with perf report's --max-stack: at most max frames of the recorded call chain (its
+ * innermost, or with outermost its outermost: perf's caller order walks the chain from its
+ * root, and the sampled ip then comes first, off_chain, as perf's Self), and at most max more
+ * unwound from the user stack, into frames[0..2 * max + 1). */
+int unwinder__unwind_perf(struct unwinder *u, const struct map_snapshot *maps,
+			  const struct perf_sample *s, struct unwind_frame *frames, size_t max,
+			  bool outermost);
+
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *ret);
 
 /* Frees u and its address spaces. NULL is a no-op. */

@@ -141,7 +141,8 @@ static void usage(FILE *f)
 "                         CPUS may hold ranges, 0-3); perf's spellings -c/--comms, -C too\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
 "                         precord --all-cgroups; -s cgroup or unit sorts by them)\n"
-"      --max-stack N      deepest call chain to unwind (default 127)\n"
+"      --max-stack N      frames of a recorded call chain, and of a stack unwound, at most\n"
+"                         (default 127; counted as perf counts them)\n"
 "      --percent-limit P  hide rows (and call-graph branches) under P percent\n"
 "      --time RANGES      only samples in these times, as perf: START,STOP in seconds (either\n"
 "                         may be empty; several separated by spaces), or shares of the\n"
@@ -466,6 +467,10 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 {
 	struct report_session_opts so = {
 		.jobs = c->jobs, .max_stack = c->max_stack,
+		/* perf's caller order (-g caller, or the default with children) walks a chain from
+		 * its root: --max-stack keeps the outermost frames there */
+		.outermost = c->ro.order == REPORT_ORDER_CALLER ||
+			     (c->ro.order == REPORT_ORDER_DEFAULT && !c->ro.no_children),
 		.cpus = c->cpus, .nr_cpus = c->nr_cpus,
 		.pids = c->pids, .nr_pids = c->nr_pids,
 		.tids = c->tids, .nr_tids = c->nr_tids,

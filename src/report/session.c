@@ -50,7 +50,7 @@ struct item {
 struct batch {
 	struct report_session *s;
 	struct item *items;
-	struct unwind_frame *frames;    /* BATCH * max_stack */
+	struct unwind_frame *frames;    /* BATCH * (2 * max_stack + 1): unwinder__unwind_perf */
 	size_t n;
 	atomic_size_t next;             /* next item to claim */
 	/* the workers' jobs; the batch is done when those that started and the caller are */
@@ -183,8 +183,8 @@ static bool off_chain(const struct perf_sample *s)
  * chain, marked off_chain (the chain's own frames stay what the call graphs show). */
 static void add_sampled_ip(struct report_session *s, struct item *it)
 {
-	size_t n = (size_t)it->nr_frames < (size_t)s->opts.max_stack ? (size_t)it->nr_frames :
-								      (size_t)s->opts.max_stack - 1;
+	size_t cap = 2 * (size_t)s->opts.max_stack + 1;
+	size_t n = (size_t)it->nr_frames < cap ? (size_t)it->nr_frames : cap - 1;
 
 	memmove(it->frames + 1, it->frames, n * sizeof(*it->frames));
 	unwind_frame__resolve(it->snap, it->s.ip, true, &it->frames[0]);
@@ -203,7 +203,8 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
 		return;
 	}
-	n = u ? unwinder__unwind(u, it->snap, &it->s, it->frames, s->opts.max_stack) : -ENOMEM;
+	n = u ? unwinder__unwind_perf(u, it->snap, &it->s, it->frames, (size_t)s->opts.max_stack,
+				      s->opts.outermost) : -ENOMEM;
 	if (n <= 0) {
 		it->nr_frames = 1;
 		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
@@ -213,7 +214,7 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 		/* a copy's user frames were unwound from its original's stacks */
 		for (int i = 0; s->chains_unwound && !it->s.stack_size && i < n; i++)
 			it->frames[i].unwound |= !it->frames[i].kernel;
-		if (!it->s.stack_size && off_chain(&it->s))
+		if (!it->s.stack_size && off_chain(&it->s) && !it->frames[0].off_chain)
 			add_sampled_ip(s, it);
 	}
 }
@@ -552,7 +553,7 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	if (!it->snap)
 		return -ENOMEM;
 	it->ref = perf_reader__hold(rec);
-	it->frames = b->frames + b->n * (size_t)o->max_stack;
+	it->frames = b->frames + b->n * (2 * (size_t)o->max_stack + 1);
 	b->n++;
 	return 0;
 }
@@ -1007,7 +1008,7 @@ static int run_setup(struct report_session *s)
 
 		b->s = s;
 		b->items = calloc(BATCH, sizeof(*b->items));
-		b->frames = malloc(sizeof(struct unwind_frame) * BATCH * (size_t)s->opts.max_stack);
+		b->frames = malloc(sizeof(struct unwind_frame) * BATCH * (2 * (size_t)s->opts.max_stack + 1));
 		b->jobs = calloc(s->nr_threads, sizeof(*b->jobs));
 		if (!b->items || !b->frames || !b->jobs)
 			return -ENOMEM;

@@ -27,7 +27,10 @@ struct report_session;
 
 struct report_session_opts {
 	unsigned int jobs;        /* threads that unwind, the caller's included; 0: online CPUs */
-	int max_stack;            /* deepest stack unwound; 0: 127 */
+	int max_stack;            /* perf's --max-stack: at most this many frames of a recorded
+				   * chain and as many unwound from a user stack; 0: 127 */
+	bool outermost;           /* caller order: a recorded chain's outermost max_stack frames
+				   * are kept, as perf keeps them, not its innermost */
 	/* Samples on other CPUs are dropped (not counted at all). */
 	const int32_t *cpus;
 	size_t nr_cpus;
