@@ -1,12 +1,14 @@
-/* pipe_file: a pipe-mode stream rewritten as a file-mode perf.data in a memfd (see pipe_file.h).
- * The file it writes: the header, the data section (every record of the stream that is not a
- * pipe-mode header record, each padded to 8 bytes where the stream left it short), the feature
- * index and sections right after it (where the reader looks for them), then the attrs and their
- * ids. Records are read through one buffer of the largest record's size; only the tracing data,
- * whose size is a u32, is read into memory of its own, bounded by what the stream delivers. */
+/* pipe_file: a pipe-mode stream rewritten as a file-mode perf.data in an unnamed temporary file
+ * (see pipe_file.h). The file it writes: the header, the data section (every record of the
+ * stream that is not a pipe-mode header record, each padded to 8 bytes where the stream left it
+ * short), the feature index and sections right after it (where the reader looks for them), then
+ * the attrs and their ids. Records are read through one buffer of the largest record's size;
+ * only the tracing data, whose size is a u32, is read into memory of its own, bounded by what
+ * the stream delivers. */
 #include "perf/pipe_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,6 +453,22 @@ static int copy_rest(struct in *in, struct out *o)
 	return o->err;
 }
 
+/* An unnamed file for the stream: in $TMPDIR (else /tmp), where the page cache may write it out,
+ * else in memory. Returns the fd or -errno. */
+static int scratch_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd = -1;
+
+	if (dir && *dir)
+		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = memfd_create("preport-input", MFD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int pipe_file__load(int fd, struct pipe_file_result *ret, const char **reason)
 {
 	_cleanup_free_ uint8_t *ibuf = malloc(IN_CAP), *obuf = malloc(OUT_CAP);
@@ -464,10 +482,11 @@ int pipe_file__load(int fd, struct pipe_file_result *ret, const char **reason)
 	*ret = (struct pipe_file_result){ .fd = -1 };
 	if (!ibuf || !obuf)
 		return -ENOMEM;
-	mfd = memfd_create("preport-input", MFD_CLOEXEC);
+	mfd = scratch_file();
 	if (mfd < 0) {
-		*reason = "cannot make the memory file the stream is read into";
-		return -errno;
+		*reason = "cannot make the temporary file the stream is read into ($TMPDIR, /tmp, "
+			  "or memory)";
+		return mfd;
 	}
 	o.fd = mfd;
 	if (in_need(&in, PIPE_HEADER_SIZE) < PIPE_HEADER_SIZE) {

@@ -3,9 +3,9 @@
  * (with their ids), the features as HEADER_FEATURE (ending with one of FEAT_LAST), tracepoint
  * formats as HEADER_TRACING_DATA (its payload after the record, outside its size), build ids as
  * HEADER_BUILD_ID. Those records need not keep 8-byte alignment. pipe_file rewrites such a
- * stream, from a pipe or a file, as a file-mode perf.data in memory (a memfd) that the reader
- * then maps like any file; any other stream from a pipe (a file-mode perf.data piped through
- * cat) is copied there as it is. */
+ * stream, from a pipe or a file, as a file-mode perf.data in an unnamed temporary file ($TMPDIR,
+ * else /tmp, else a memfd) that the reader then maps like any file; any other stream from a
+ * pipe (a file-mode perf.data piped through cat) is copied there as it is. */
 #ifndef PRECORD_PERF_PIPE_FILE_H
 #define PRECORD_PERF_PIPE_FILE_H
 
@@ -15,7 +15,7 @@
 #include "perf/abi.h"
 
 struct pipe_file_result {
-	int fd;                 /* the memfd (O_CLOEXEC), the caller's */
+	int fd;                 /* the temporary file (O_CLOEXEC), the caller's */
 	bool converted;         /* was pipe mode (else copied as it is) */
 	const char *damage;     /* the stream ended inside a record or its sizes were wrong
 				 * (what came before is kept), NULL when it ended cleanly */

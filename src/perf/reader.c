@@ -674,7 +674,7 @@ const char *perf_reader__error(const struct perf_reader *r)
 	return r->err;
 }
 
-/* A pipe is read once: what it held stays in its memory file, for the other readers of the
+/* A pipe is read once: what it held stays in its temporary file, for the other readers of the
  * process that open it (preport's passes, --unwind-to's two), keyed by the pipe's inode. */
 static struct pipe_cache {
 	pthread_mutex_t lock;
@@ -713,7 +713,7 @@ static int load_pipe(int fd, const struct stat *st, struct pipe_file_result *ret
 }
 
 /* Open path read-only: a regular file, or a pipe (standard input, a FIFO), which is read to its
- * end into a memory file (pipe_file). Refuses anything else. Returns the fd or -errno, *reason
+ * end into a temporary file (pipe_file). Refuses anything else. Returns the fd or -errno, *reason
  * set when strerror would not say enough. */
 static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 		      const char **reason)
@@ -737,9 +737,15 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 		return -EISDIR;
 	}
 	if (S_ISFIFO(st->st_mode) && strcmp(path, "-")) {
+		/* opened again, blocking, before the first is closed: a writer already there
+		 * never sees a FIFO without a reader (SIGPIPE) */
+		int again = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+		if (again < 0)
+			return -errno;
 		closep(&fd);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0 || fstat(fd, st) < 0)
+		fd = again;
+		if (fstat(fd, st) < 0)
 			return -errno;
 	}
 	if (S_ISREG(st->st_mode)) {

@@ -131,7 +131,7 @@ const char *perf_reader__error(const struct perf_reader *r);
 
 const struct perf_file_header *perf_reader__header(const struct perf_reader *r);
 
-/* Bytes of the file read: its size, or for a pipe the file it was rewritten as in memory. */
+/* Bytes of the file read: its size, or for a pipe the file it was rewritten as. */
 uint64_t perf_reader__size(const struct perf_reader *r);
 size_t perf_reader__nr_attrs(const struct perf_reader *r);
 /* NULL when idx is out of range. */

@@ -57,6 +57,8 @@ static int k_stop(int argc, char **argv)
 static int k_bus(int argc, char **argv)
 {
 	(void)argc, (void)argv;
+	/* the default action, even in a sanitized build, whose runtime catches SIGBUS */
+	signal(SIGBUS, SIG_DFL);
 	raise(SIGBUS);
 	return 0;
 }
