@@ -725,9 +725,12 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 	if (!strcmp(path, "-")) {
 		/* standard input: a file redirected there, or a pipe */
 		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else if (stat(path, st) == 0 && S_ISFIFO(st->st_mode)) {
+		/* a FIFO: opened as perf opens it, waiting for a writer (a probe opened without
+		 * waiting would let a writer finish and leave, and a second open wait forever) */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	} else {
-		/* O_NONBLOCK: no wait in open for what is not a FIFO (a device, say); a FIFO is
-		 * opened again below, waiting for its writer as perf report does */
+		/* O_NONBLOCK: no wait in open for what is not a FIFO (a device, say) */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
 	if (fd < 0 || fstat(fd, st) < 0)
@@ -735,18 +738,6 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 	if (S_ISDIR(st->st_mode)) {
 		*reason = "is a directory (perf's directory format is not supported)";
 		return -EISDIR;
-	}
-	if (S_ISFIFO(st->st_mode) && strcmp(path, "-")) {
-		/* opened again, blocking, before the first is closed: a writer already there
-		 * never sees a FIFO without a reader (SIGPIPE) */
-		int again = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-		if (again < 0)
-			return -errno;
-		closep(&fd);
-		fd = again;
-		if (fstat(fd, st) < 0)
-			return -errno;
 	}
 	if (S_ISREG(st->st_mode)) {
 		uint8_t h[PIPE_HEADER_SIZE];
@@ -757,6 +748,11 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 			return TAKE_FD(fd);
 		err = pipe_file__load(fd, &pf, reason);
 	} else if (S_ISFIFO(st->st_mode)) {
+		int fl = fcntl(fd, F_GETFL);
+
+		/* reads wait for the writer (a standard input left non-blocking included) */
+		if (fl >= 0 && (fl & O_NONBLOCK))
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 		err = load_pipe(fd, st, &pf, reason);
 	} else {
 		*reason = "not a regular file or a pipe: only perf.data can be read";
