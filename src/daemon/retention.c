@@ -358,8 +358,9 @@ void retention__take_unwound(struct daemon *d)
 		d->unwound++;
 		d->unwound_saved += r.st.bytes_in > r.st.bytes_out ? r.st.bytes_in - r.st.bytes_out : 0;
 		export__file_ready(d, f);
-		daemon__log(d, LOG_DEBUG, "unwound %s: %llu samples, %llu -> %llu bytes", base,
-			    (unsigned long long)r.st.samples, (unsigned long long)r.st.bytes_in,
+		/* (the isolated process's counts stay there: the sizes tell the saving) */
+		daemon__log(d, LOG_DEBUG, "unwound %s: %llu -> %llu bytes", base,
+			    (unsigned long long)r.st.bytes_in,
 			    (unsigned long long)r.st.bytes_out);
 	}
 	d->unwinding_disk = 0;
