@@ -509,6 +509,46 @@ START_TEST(test_after_finalize)
 }
 END_TEST
 
+/* max_data_size: appends fill the data up to it exactly; the one that would pass it fails with
+ * -EFBIG and nothing written, and so does every later one, even one that would fit; the closing
+ * records still go in, and the file reads whole. */
+START_TEST(test_max_data_size)
+{
+	static struct perf_event_attr attr;
+	static const uint64_t ids[] = { 7 };
+	struct perf_writer_event ev;
+	struct perf_writer_opts opts = { 0 };
+	uint8_t rec[100];
+
+	attr = cpu_clock_attr(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	ev = (struct perf_writer_event){ "cpu-clock", &attr, ids, 1 };
+	opts.events = &ev;
+	opts.nr_events = 1;
+	opts.max_data_size = 1000;
+	struct perf_writer *w = perf_writer__open(tpath("m.data"), &opts);
+	ck_assert_ptr_nonnull(w);
+	for (int i = 0; i < 9; i++)
+		ck_assert_int_eq(append_one(w, rec, make_record(rec, 0, (uint64_t)i, 100)), 0);
+	ck_assert(!perf_writer__limit_hit(w));
+	make_record(rec, 0, 9, 64);
+	ck_assert_int_eq(append_one(w, rec, 64), 0);             /* 964 */
+	ck_assert_int_eq(append_one(w, rec, make_record(rec, 0, 10, 40)), -EFBIG);
+	ck_assert(perf_writer__limit_hit(w));
+	ck_assert_int_eq(append_one(w, rec, make_record(rec, 0, 11, 32)), -EFBIG); /* would fit */
+	ck_assert_uint_eq(perf_writer__data_size(w), 964);
+	make_record(rec, 0, 12, 48);
+	ck_assert_int_eq(perf_writer__append_closing(w, &(struct iovec){ rec, 48 }, 1), 0);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	struct file f = slurp(tpath("m.data"));
+	const struct perf_file_header *h = hdr_of(&f);
+	ck_assert_uint_eq(h->data.size, 1012);
+	ck_assert(record_ok(f.data + h->data.offset + 964, 48));
+	ck_assert_uint_eq(read_feats(&f).last_end, f.len);
+	perf_writer__free(w);
+	free(f.data);
+}
+END_TEST
+
 START_TEST(test_many_iovecs)
 {
 	struct perf_writer *w = open_simple(tpath("v.data"));
@@ -1318,6 +1358,7 @@ Suite *perf_writer_suite(void)
 	tcase_add_test(tc, test_after_finalize);
 	tcase_add_test(tc, test_string_encoding);
 	tcase_add_test(tc, test_many_iovecs);
+	tcase_add_test(tc, test_max_data_size);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("concurrency");

@@ -63,6 +63,8 @@ static void usage(FILE *f)
 "                             timed at start, need; too small a -m is refused)\n"
 "  -z, --compression-level[=N]  zstd level 1-22 (on by default at 1)\n"
 "      --no-compress          write records uncompressed\n"
+"      --max-size SIZE        stop once the file holds SIZE of data (e.g. 500M); what\n"
+"                             the rings still bring is counted lost, not written\n"
 "      --switch-events        record context switches\n"
 "      --all-cgroups          record each sample's cgroup (perf report --sort cgroup,\n"
 "                             preport --sort cgroup or unit)\n"
@@ -171,9 +173,10 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 		char nw[32];
 
 		human__bytes(s->unwritten_bytes, nw, sizeof(nw));
-		fprintf(stderr, "[ precord: LOST %llu records, %llu of them samples (%s), that could not be written to %s ]\n",
+		fprintf(stderr, "[ precord: LOST %llu records, %llu of them samples (%s), that %s %s ]\n",
 			(unsigned long long)s->unwritten_records,
-			(unsigned long long)s->unwritten_samples, nw, out);
+			(unsigned long long)s->unwritten_samples, nw,
+			s->limit_hit ? "came past --max-size in" : "could not be written to", out);
 	}
 	if (s->pause_mechanism) {
 		fprintf(stderr, "[ precord: lossless via %s: %llu pauses, %.3f s paused (%.1f%% of the run), longest %.3f s",
@@ -232,6 +235,7 @@ static void summary(const struct record_stats *s, const char *out, int comp_leve
 enum {
 	OPT_CALL_GRAPH = 256, OPT_NO_COMPRESS, OPT_SWITCH, OPT_READERS, OPT_AFFINITY,
 	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION, OPT_FILTER, OPT_OFF_CPU, OPT_ALL_CGROUPS,
+	OPT_MAX_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -243,6 +247,7 @@ static const struct option longopts[] = {
 	{ "mmap-pages", required_argument, NULL, 'm' },
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "switch-events", no_argument, NULL, OPT_SWITCH },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
@@ -415,6 +420,11 @@ static int parse_option(int c, const char *arg, struct args *a)
 		o->comp_level = (int)v;
 		break;
 	case OPT_NO_COMPRESS: o->comp_level = 0; break;
+	case OPT_MAX_SIZE:
+		if (parse__size(arg, &o->max_size, NULL) < 0 || o->max_size < 4096)
+			r = usage_err("invalid size '%s' for --max-size: expected at least 4K, in "
+				      "bytes or with K, M, G or T, e.g. --max-size 500M", arg);
+		break;
 	case OPT_FILTER: o->filter = arg; break;
 	case OPT_OFF_CPU: o->off_cpu = true; break;
 	case OPT_ALL_CGROUPS: o->all_cgroups = true; break;
@@ -539,17 +549,26 @@ static int check_args(struct args *a, int argc, char **argv)
 }
 
 /* Record until the target ends or a signal, with the status line on a terminal. */
-static void wait_for_end(struct record *rec)
+static void wait_for_end(struct record *rec, uint64_t max_size)
 {
 	bool tty = !quiet && isatty(STDERR_FILENO);
 	struct record_stats prev = { 0 }, cur;
 	double last = 0;
 
 	while (!stop_signal) {
-		if (record__poll(rec, 500) == 1)
+		if (record__poll(rec, max_size ? 100 : 500) == 1)
 			break;
+		record__stats(rec, &cur);
+		if (cur.limit_hit) {
+			char sz[32];
+
+			human__bytes(max_size, sz, sizeof(sz));
+			if (!quiet)
+				fprintf(stderr, "%s[ precord: the file reached --max-size (%s): "
+					"recording stopped ]\n", tty ? "\r\033[K" : "", sz);
+			return;
+		}
 		if (tty) {
-			record__stats(rec, &cur);
 			status_line(&cur, &prev, cur.elapsed - last);
 			prev = cur;
 			last = cur.elapsed;
@@ -632,7 +651,7 @@ static int run(const struct record_opts *o)
 		 * usage: nothing was recorded. */
 		return (r == -ESRCH && o->nr_pids) || refused ? EXIT_USAGE : EXIT_FAIL;
 	}
-	wait_for_end(rec);
+	wait_for_end(rec, o->max_size);
 	r = finish(rec, o);
 	record__free(rec);
 	return r;

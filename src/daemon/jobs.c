@@ -171,6 +171,8 @@ static int job_record(struct daemon *d, struct job *j, const struct ctl_peer *pe
 	int err;
 
 	ro->max_fds = job_max_fds(d);
+	/* the data of one may not pass the control recordings' share (enforce_budget) */
+	ro->max_size = d->cfg.max_total_size / 4;
 	if (job_creds(j, peer, ro) < 0) {
 		snprintf(line, size, "ERR out of memory");
 		return -1;
@@ -304,12 +306,26 @@ void jobs__gone(void *ctx, struct ctl_client *c, bool orderly)
 
 /* The recordings asked over the socket together may hold a quarter of the disk budget (they
  * are written in the output directory until handed over): past that, the largest is stopped
- * early and handed over, so that no client can fill the disk or crowd out the history. */
+ * early and handed over, so that no client can fill the disk or crowd out the history. One
+ * alone cannot outgrow the quarter between two looks: its writer refuses what would (counted
+ * lost, see job_record), and it is stopped at the next look. */
 static void enforce_budget(struct daemon *d)
 {
 	uint64_t limit = d->cfg.max_total_size / 4, total = 0, largest = 0;
 	size_t big = 0;
 
+	for (size_t i = 0; i < d->nr_jobs;) {
+		struct record_stats st;
+
+		record__stats(d->jobs[i].rec, &st);
+		if (!st.limit_hit) {
+			i++;
+			continue;
+		}
+		daemon__log(d, LOG_NOTICE, "control: a recording reached a quarter of "
+			    "max_total_size: it stops early");
+		jobs__finish(d, i, "stopped-at-the-control-budget");
+	}
 	for (size_t i = 0; i < d->nr_jobs; i++) {
 		uint64_t b = retention__size_of_fd(d->jobs[i].fd);
 

@@ -66,6 +66,8 @@ struct perf_writer {
 	uint64_t data_offset;
 	uint64_t data_size; /* written under lock, read lock-free by perf_writer__data_size */
 	bool no_reserve;    /* the file system cannot allocate ahead (no fallocate) */
+	uint64_t max_data_size; /* opts->max_data_size */
+	bool limit_hit;     /* an append was refused for it (set under lock, read lock-free) */
 	bool synced;        /* perf_writer__sync wrote the header with data_size synced_size */
 	uint64_t synced_size;
 	bool finalized;
@@ -202,8 +204,14 @@ static int append_locked(struct perf_writer *w, const struct iovec *iov, int iov
 			 bool closing)
 {
 	uint64_t end = w->data_offset + w->data_size;
-	int r = closing ? 0 : reserve(w, end, total + END_RESERVE);
+	int r;
 
+	if (!closing && w->max_data_size &&
+	    (w->limit_hit || w->data_size + total > w->max_data_size)) {
+		__atomic_store_n(&w->limit_hit, true, __ATOMIC_RELEASE);
+		return -EFBIG;
+	}
+	r = closing ? 0 : reserve(w, end, total + END_RESERVE);
 	if (r < 0)
 		return r;
 	r = pwritev_all(w->fd, iov, iovcnt, end);
@@ -245,6 +253,11 @@ int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovc
 int perf_writer__append_closing(struct perf_writer *w, const struct iovec *iov, int iovcnt)
 {
 	return append(w, iov, iovcnt, true);
+}
+
+bool perf_writer__limit_hit(const struct perf_writer *w)
+{
+	return w && __atomic_load_n(&w->limit_hit, __ATOMIC_ACQUIRE);
 }
 
 int perf_writer__set_round_slots(struct perf_writer *w, unsigned int nr_slots)
@@ -1049,6 +1062,7 @@ static int copy_opts(struct perf_writer *w, const struct perf_writer_opts *opts)
 		}
 	}
 	w->comp_level = opts->comp_level;
+	w->max_data_size = opts->max_data_size;
 	w->comp_mmap_len = opts->comp_mmap_len;
 	if (opts->clock) {
 		w->has_clock = true;

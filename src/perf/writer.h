@@ -47,6 +47,10 @@ struct perf_writer_opts {
 	/* The CLOCKID and CLOCK_DATA features (the events' use_clockid clock and the wall clock
 	 * at one moment), copied; NULL: none. */
 	const struct perf_clock_ref *clock;
+	/* The most data (bytes after the attrs, as perf_writer__data_size counts them) appends
+	 * may bring: one that would go past it fails with -EFBIG and nothing written, and
+	 * perf_writer__limit_hit() says so from then on. The closing records still fit. 0: none. */
+	uint64_t max_data_size;
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf), write the header and attrs and allocate the space
@@ -65,6 +69,9 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
  * finalize. Note that a file
  * size limit (RLIMIT_FSIZE) also raises SIGXFSZ, which the program must ignore to see -EFBIG. */
 int perf_writer__append(struct perf_writer *w, const struct iovec *iov, int iovcnt);
+
+/* An append was refused for max_data_size (it stays refused: the limit was reached). */
+bool perf_writer__limit_hit(const struct perf_writer *w);
 
 /* The same for the records that close a recording (lost counts, ...), which may use the space
  * every append keeps free past the data (256 KiB, also for the feature sections): on a full disk

@@ -264,6 +264,11 @@ static int append(struct reader *rd, const void *buf, size_t len, uint64_t recor
 			perf_writer__note_compression(p->o.writer, raw, len);
 		return 0;
 	}
+	if (err == -EFBIG && perf_writer__limit_hit(p->o.writer)) {
+		/* past the size the file may reach: lost, and the owner stops the recording */
+		unwritten(p, records, samples, raw ? raw : len);
+		return err;
+	}
 	if (p->o.hold_on_full && no_space(err) && !atomic_load(&p->stopping)) {
 		if (rd->pend_cap < len) {
 			uint8_t *n = realloc(rd->pend, len);
@@ -293,15 +298,18 @@ static bool retry_pending(struct reader *rd)
 {
 	struct readers *p = rd->pool;
 	struct iovec iov = { rd->pend, rd->pend_len };
+	bool limit;
 	int err;
 
 	if (!rd->pend_len)
 		return true;
 	err = perf_writer__append(p->o.writer, &iov, 1);
-	if (err && no_space(err) && !atomic_load(&p->stopping))
+	limit = err == -EFBIG && perf_writer__limit_hit(p->o.writer);
+	if (err && no_space(err) && !atomic_load(&p->stopping) && !limit)
 		return false;
 	if (err) {
-		set_error(p, err);
+		if (!limit)
+			set_error(p, err);
 		unwritten(p, rd->pend_records, rd->pend_samples,
 			  rd->pend_raw ? rd->pend_raw : rd->pend_len);
 	} else {

@@ -807,6 +807,7 @@ static int open_file(struct record *rec)
 	wo.comp_level = rec->o.comp_level;
 	wo.comp_mmap_len = COMPRESS_MAX_DECOMPRESSED;
 	wo.keep_old = rec->o.keep_old;
+	wo.max_data_size = rec->o.max_size;
 	wo.tracing_data = rec->tracing_data;
 	wo.tracing_len = rec->tracing_len;
 	wo.creds = rec->o.creds;
@@ -1337,7 +1338,8 @@ static void notice_write_state(struct record *rec)
 		alert(rec, "%s: there is space again; recording goes on", rec->o.output);
 	}
 	if (rs.unwritten_records > rec->unwritten_told) {
-		if (!rec->unwritten_told)
+		/* past max_size is not a failure to write: the caller ends the recording */
+		if (!rec->unwritten_told && !perf_writer__limit_hit(rec->w))
 			alert(rec, "cannot write %s: %s: what cannot be written is counted as lost "
 			       "(free some space, or record elsewhere with -o)", rec->o.output,
 			       strerror(rs.error ? -rs.error : EIO));
@@ -1551,6 +1553,16 @@ int record__stop(struct record *rec)
 		} else {
 			seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
 		}
+	} else if (!e && perf_writer__limit_hit(rec->w)) {
+		/* what came past --max-size: the file counts it as lost */
+		struct readers_stats rs;
+
+		readers__stats(rec->rd, &rs);
+		e = write_unwritten(rec, &rs);
+		if (e && !err) {
+			err = e;
+			seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
+		}
 	}
 	e = write_lost_samples(rec);
 	if (e && !err) {
@@ -1610,6 +1622,7 @@ void record__stats(const struct record *rec, struct record_stats *s)
 	s->unwritten_bytes = rs.unwritten_bytes;
 	s->bytes_read = rs.bytes_read;
 	s->bytes_written = rec->w ? perf_writer__data_size(rec->w) : 0;
+	s->limit_hit = rec->w && perf_writer__limit_hit(rec->w);
 	s->wakeups = rs.wakeups;
 	s->nr_readers = rec->rd ? readers__count(rec->rd) : 0;
 	s->nr_rings = rec->el ? evlist__nr_rings(rec->el) : 0;

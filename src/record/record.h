@@ -57,6 +57,9 @@ struct record_opts {
 	bool user_only;                /* exclude_kernel, no kernel callchain, no kernel map */
 	size_t max_fds;                /* refuse (-EMFILE) a recording needing more event fds
 					* (events x CPUs x threads); 0: no limit */
+	uint64_t max_size;             /* the most data the file may hold (perf's --max-size):
+					* what comes after is counted lost (unwritten_*) and
+					* record_stats.limit_hit set, for the caller to stop; 0: none */
 	/* One-line notices (event fallback, ...), called from the caller's thread. May be NULL. */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
@@ -102,6 +105,7 @@ struct record_stats {
 	uint64_t pause_call_ns, resume_call_ns, pause_wait_ns;
 	uint64_t pause_reasserts;      /* --lossless: pauses carried out again by a watcher */
 	double pause_allowed_ms;       /* the reaction the rings were sized for */
+	bool limit_hit;                /* the file reached opts.max_size */
 	uint64_t steal_ns;             /* CPU time the hypervisor took from this machine's CPUs
 					* from the events' enabling to the stop (0: none, not known,
 					* or not stopped yet) */

@@ -137,9 +137,12 @@ kill "$mt"
 	fail "a small recording after the refused one"
 
 # 6b. Control recordings hold at most a quarter of max_total_size (16M) on disk at once. The
-# daemon looks every 100 ms: at -F 1000 a tick brings ~1.6 MB of uncompressed DWARF samples,
-# well inside the 2 MiB over the quarter allowed below (at 4000 Hz a tick brought 6 MB).
-# The command runs until the test ends it, once the recording has ended.
+# daemon looks every 100 ms, and one recording's writer refuses data past the quarter
+# meanwhile (counted lost): at -F 1000 a look brings ~1.6 MB of uncompressed DWARF samples,
+# and CI once saw 8.4 MB in a file when only the looks bounded it (4.2 MB over the quarter, a
+# look late on a loaded machine). The file is the quarter of data at most, and its
+# description, header and end (less than 256K). The command runs until the test ends it, once
+# the recording has ended.
 (cd m && as "$M" "$UB/precord" ctl -s "$S" record -F 1000 -o big.data -- "$UB/spin_threads" 3600) > big.pid 2> big.err &
 rec=$!
 wait_until "the large recording's command" has_line big.pid
@@ -149,7 +152,8 @@ kill "$(head -1 big.pid)"
 rc=0; wait "$rec" || rc=$?
 [ "$rc" = 0 ] || { cat big.err; fail "a large control recording (exit $rc)"; }
 grep -q "stopped-at-the-control-budget" big.err || { cat big.err; fail "a control recording outgrew its budget"; }
-assert_le "$(stat -c %s m/big.data)" $((6 * 1024 * 1024)) "size of a control recording stopped at the budget"
+assert_le "$(stat -c %s m/big.data)" $((4 * 1024 * 1024 + 256 * 1024)) "size of a control recording stopped at the budget"
+cat big.err
 
 # 7. Idle connections of one member: root and another member still get an answer.
 for i in $(seq 40); do
