@@ -1224,6 +1224,11 @@ static int start_readers(struct record *rec, bool follow)
 	/* Synthesize before enabling, as perf does: the rings stay empty meanwhile, so a long
 	 * walk of /proc cannot overflow them before the readers run. */
 	err = synthesize(rec, follow);
+	if (err && perf_writer__limit_hit(rec->w)) {
+		seterr(rec, "the description of the running processes alone passes the size limit "
+		       "of %llu bytes (--max-size): give a larger one", (unsigned long long)rec->o.max_size);
+		return err;
+	}
 	if (err) {
 		seterr(rec, "cannot describe the running processes (from /proc): %s", strerror(-err));
 		return err;

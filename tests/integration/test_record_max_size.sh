@@ -2,7 +2,8 @@
 # the rings still bring is counted lost instead of written, and the recording stops, ending
 # the command as at Ctrl-C. The data (header's data.size, the closing LOST records aside) never
 # passes SIZE, compressed or not; the summary, perf and preport agree on the samples in the file
-# and the samples lost; a limit never reached changes nothing; a bad SIZE is refused.
+# and the samples lost; a limit never reached changes nothing; a bad SIZE is refused, and so is
+# one that the description of the running processes passes alone.
 . "$(dirname "$0")/lib.sh"
 
 # data_size FILE: the header's data.size (u64 at offset 48)
@@ -57,4 +58,9 @@ for bad in 1K abc 0 -5M; do
 	grep -q "invalid size '$bad' for --max-size: expected at least 4K" bad.err || { cat bad.err; fail "--max-size $bad: message"; }
 	[ ! -e ran ] || fail "--max-size $bad: the command ran"
 done
+# 5. A limit that the description of what runs passes already (-a): refused with the remedy
+rc=0; precord --max-size 4K -a -o small.data -- true > /dev/null 2> small.err || rc=$?
+assert_eq "$rc" 125 "-a with --max-size 4K: exit status"
+grep -q "the description of the running processes alone passes the size limit of 4096 bytes (--max-size): give a larger one" small.err ||
+	{ cat small.err; fail "-a with --max-size 4K: message"; }
 echo "ok"
