@@ -248,6 +248,13 @@ static bool no_space(int err)
 	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
 }
 
+/* err refused an append for the writer's size limit (perf_writer_opts.max_data_size): what
+ * it held is lost, not a write error, and the owner stops the recording. */
+static bool past_limit(const struct readers *p, int err)
+{
+	return err == -EFBIG && perf_writer__limit_hit(p->o.writer);
+}
+
 /* Append len bytes holding `records` records (`samples` samples; raw: a frame's input size, else
  * 0). On failure they are counted unwritten, or, with hold_on_full and no space while the
  * recording goes on, kept as the pending append. Returns 0 or -errno. */
@@ -264,8 +271,7 @@ static int append(struct reader *rd, const void *buf, size_t len, uint64_t recor
 			perf_writer__note_compression(p->o.writer, raw, len);
 		return 0;
 	}
-	if (err == -EFBIG && perf_writer__limit_hit(p->o.writer)) {
-		/* past the size the file may reach: lost, and the owner stops the recording */
+	if (past_limit(p, err)) {
 		unwritten(p, records, samples, raw ? raw : len);
 		return err;
 	}
@@ -304,7 +310,7 @@ static bool retry_pending(struct reader *rd)
 	if (!rd->pend_len)
 		return true;
 	err = perf_writer__append(p->o.writer, &iov, 1);
-	limit = err == -EFBIG && perf_writer__limit_hit(p->o.writer);
+	limit = past_limit(p, err);
 	if (err && no_space(err) && !atomic_load(&p->stopping) && !limit)
 		return false;
 	if (err) {

@@ -1541,32 +1541,28 @@ int record__stop(struct record *rec)
 	e = readers__stop(rec->rd);
 	lossless__release(rec->ll);
 	reap_orphans(rec);
-	if (e && !err) {
+	{
+		/* What was drained but not written (a full disk, or past max_size) goes into the
+		 * file as lost, whatever else failed. */
 		struct readers_stats rs;
-
-		err = e;
-		readers__stats(rec->rd, &rs);
-		if (rs.unwritten_records) {
-			int e2 = write_unwritten(rec, &rs);
-
-			seterr(rec, "cannot write %s: %s: %llu records (%llu samples) could not be "
-			       "written; %s", rec->o.output, strerror(-e),
-			       (unsigned long long)rs.unwritten_records,
-			       (unsigned long long)rs.unwritten_samples,
-			       e2 ? "not even the count of them fits in the file" :
-				    "the file counts them as lost");
-		} else {
-			seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
-		}
-	} else if (!e && perf_writer__limit_hit(rec->w)) {
-		/* what came past --max-size: the file counts it as lost */
-		struct readers_stats rs;
+		int e2;
 
 		readers__stats(rec->rd, &rs);
-		e = write_unwritten(rec, &rs);
+		e2 = write_unwritten(rec, &rs);
 		if (e && !err) {
 			err = e;
-			seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
+			if (rs.unwritten_records)
+				seterr(rec, "cannot write %s: %s: %llu records (%llu samples) could "
+				       "not be written; %s", rec->o.output, strerror(-e),
+				       (unsigned long long)rs.unwritten_records,
+				       (unsigned long long)rs.unwritten_samples,
+				       e2 ? "not even the count of them fits in the file" :
+					    "the file counts them as lost");
+			else
+				seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e));
+		} else if (e2 && !err) {
+			err = e2;
+			seterr(rec, "cannot write %s: %s", rec->o.output, strerror(-e2));
 		}
 	}
 	e = write_lost_samples(rec);
