@@ -620,6 +620,43 @@ START_TEST(test_graph_callee)
 }
 END_TEST
 
+/* A sample without a chain (perf unwinds nothing when the kernel copied none of the user stack):
+ * its Self row is its own frame, and it adds no branch to any graph, as perf's empty callchain. */
+START_TEST(test_graph_empty_chain)
+{
+	struct report_opts o = { .graph = REPORT_GRAPH_GRAPH, .order = REPORT_ORDER_CALLER,
+				 .min_percent = -1 };
+	struct report *r = report__new(&o);
+	struct report_frame x[] = { F("w", "leaf"), F("w", "main") };
+	struct report_frame self = F("w", "leaf");
+	struct report_sample s = { .comm = "w", .pid = 1, .tid = 1, .period = 1, .self = &self };
+	char *out = NULL;
+
+	for (int i = 0; i < 3; i++)
+		add(r, "w", 1, 1, 0, 1, x, 2);
+	ck_assert_int_eq(report__add_sample(r, &s), 0);
+	/* without a Self frame, no frames are an error */
+	s.self = NULL;
+	ck_assert_int_eq(report__add_sample(r, &s), -EINVAL);
+	struct found f = find(r, "leaf");
+	ck_assert_uint_eq(f.e.self, 4);
+	ck_assert_uint_eq(f.e.children, 4);
+	ck_assert_uint_eq(find(r, "main").e.children, 3);
+	CAPTURE(out, report__fprintf(r, FP, "cpu-clock"));
+	/* leaf's graph carries 3 of its 4 samples: a percentage, no "---" */
+	ck_assert_ptr_nonnull(strstr(out,
+		"   100.00%   100.00%  w        w              [.] leaf\n"
+		"            |          \n"
+		"             --75.00%--main\n"
+		"                       leaf\n"));
+	free(out);
+	CAPTURE(out, report__fprintf_folded(r, FP));
+	ck_assert_str_eq(out, "w 1\nw;main;leaf 3\n");
+	free(out);
+	report__free(r);
+}
+END_TEST
+
 START_TEST(test_graph_caller_children)
 {
 	/* main and leaf tie on Children and on chain depth: Self decides. */
@@ -831,6 +868,7 @@ Suite *report_suite(void)
 
 	tc = tcase_create("graph");
 	tcase_add_test(tc, test_graph_callee);
+	tcase_add_test(tc, test_graph_empty_chain);
 	tcase_add_test(tc, test_graph_caller_children);
 	tcase_add_test(tc, test_graph_callee_children_order);
 	suite_add_tcase(s, tc);

@@ -289,10 +289,18 @@ START_TEST(test_truncated_stack_and_limits)
 	unwinder__stats(u, &st);
 	ck_assert_uint_ge(st.dwarf_errors, 1);
 
-	/* No registers, no callchain: the sample's ip alone. */
+	/* Nothing of the stack copied (its page absent when sampled): perf unwinds nothing, not
+	 * even the ip, so the ip comes alone, for the Self row, off the (empty) chain. */
+	s.stack_dyn_size = 0;
+	ck_assert_int_eq(unwinder__unwind(u, snap, &s, fr, 64), 1);
+	ck_assert_str_eq(unwind_frame__name(&fr[0]), "capture_now");
+	ck_assert(fr[0].off_chain);
+
+	/* No registers, no callchain: the sample's ip alone, which is its chain. */
 	s.regs_abi = 0;
 	ck_assert_int_eq(unwinder__unwind(u, snap, &s, fr, 64), 1);
 	ck_assert_str_eq(unwind_frame__name(&fr[0]), "capture_now");
+	ck_assert(!fr[0].off_chain);
 
 	/* Map generation change flushes the address space's cache, results stay right. */
 	s.regs_abi = PERF_SAMPLE_REGS_ABI_64;

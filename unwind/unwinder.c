@@ -505,7 +505,9 @@ static int unwind_limited(struct unwinder *u, const struct map_snapshot *maps,
 		 * ending a function is blamed where perf blames it. */
 		resolve(u, maps, ip, true, &frames[n++]);
 	}
-	if (dwarf && n < total_max && user_max) {
+	/* perf unwinds nothing from a sample whose user stack the kernel could not copy (a thread's
+	 * first instructions, its stack page not yet touched): no user frames, not even the ip. */
+	if (dwarf && s->stack_dyn_size && n < total_max && user_max) {
 		size_t room = total_max - n < user_max ? total_max - n : user_max;
 
 		u->stats.dwarf_samples++;
@@ -515,8 +517,12 @@ static int unwind_limited(struct unwinder *u, const struct map_snapshot *maps,
 		u->stats.sigprocmask_skipped += tls_skipped;
 		tls_skipped = 0;
 	}
-	if (!n)
-		unwind_frame__resolve(maps, s->ip, true, &frames[n++]);
+	/* Nothing found: the sampled ip, for the Self row. Where a user stack was to be unwound,
+	 * perf's chain is then empty, and so the frame is off it. */
+	if (!n) {
+		unwind_frame__resolve(maps, s->ip, true, &frames[n]);
+		frames[n++].off_chain = dwarf;
+	}
 	u->stats.frames += n;
 	return n;
 }

@@ -189,8 +189,8 @@ static size_t frames_of(const struct report_session_sample *s, enum report_inlin
 
 	if (sb)
 		sb->used = 0;
-	if (nf > 1 && s->frames[0].off_chain) {
-		/* the sampled ip is the Self row's, the chain the rest (perf) */
+	if (nf && s->frames[0].off_chain) {
+		/* the sampled ip is the Self row's, the chain the rest, which may be empty (perf) */
 		struct report_session_sample rest = *s;
 
 		rest.frames++;

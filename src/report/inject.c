@@ -264,8 +264,9 @@ static int on_sample(void *ctx, struct report_session *s, const struct report_se
 	}
 	while (nk < ps->callchain_nr && ps->callchain[nk] != PERF_CONTEXT_USER)
 		nk++;
+	/* (an off_chain frame is the sampled ip alone, outside the chain: not written) */
 	for (size_t i = 0; i < ss->nr_frames; i++)
-		nu += !ss->frames[i].kernel;
+		nu += !ss->frames[i].kernel && !ss->frames[i].off_chain;
 	nr = nk + (nu ? 1 + nu : 0);
 	nh.size = (uint16_t)(h->size - (cc_end - cc) + 8 + 8 * nr - (hi - lo));
 	put(in, &nh, sizeof(nh));
@@ -279,7 +280,7 @@ static int on_sample(void *ctx, struct report_session *s, const struct report_se
 			 * unwinds itself: readers take call-chain entries as they are */
 			uint64_t ip = ss->frames[i].ip - (ss->frames[i].caller ? 1 : 0);
 
-			if (!ss->frames[i].kernel)
+			if (!ss->frames[i].kernel && !ss->frames[i].off_chain)
 				put(in, &ip, 8);
 		}
 	}

@@ -397,7 +397,9 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 {
 	const struct report_opts *o = &r->opts;
 
-	if (!s->nr_frames || (!s->frames && !(s->chain && s->chain->known)))
+	/* no frames: an empty chain, which needs the Self row's frame */
+	if ((!s->nr_frames && !s->self) ||
+	    (s->nr_frames && !s->frames && !(s->chain && s->chain->known)))
 		return -EINVAL;
 	/* perf skips samples outside --cpu before counting them. */
 	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, s->cpu))

@@ -45,7 +45,7 @@ struct report_sample {
 	int32_t cpu;      /* -1 when the file has no PERF_SAMPLE_CPU */
 	uint64_t period;
 	uint64_t time;    /* unused today; samples must simply arrive in time order */
-	size_t nr_frames; /* >= 1: frames[0] is the sampled ip */
+	size_t nr_frames; /* frames[0] is the sampled ip; 0: no chain (self is then the ip) */
 	const struct report_frame *frames; /* leaf first */
 	/* The Self row's frame, perf's sample symbol, when frames[0] is not it (the leaf's
 	 * inlined frames come first); NULL: frames[0]. */

@@ -127,6 +127,9 @@ static bool cnode_eq(const void *c, uint32_t id, const void *key)
 static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int n, int step,
 			uint64_t period)
 {
+	/* an empty chain adds nothing, not even to the root's total (perf's callchain_append) */
+	if (!n)
+		return 0;
 	if (e->croot == NONE && cnode_new(v, NONE, NONE, &e->croot) < 0)
 		return -ENOMEM;
 	uint32_t cur = e->croot;

@@ -87,6 +87,28 @@ sym_pct() {
 # same_graph A B: perf report's call graph text A and preport's B are the same graph, up to
 # a few samples' worth (same_graph.awk)
 same_graph() { awk -f "$TESTS_DIR/same_graph.awk" "$1" "$2"; }
+# perf_folded FILE [--no-inline]: perf script's call chains collapsed like stackcollapse-perf.pl,
+# sorted: "comm;root;...;leaf COUNT", an unresolved frame named [dso basename], an inlined frame
+# ("NAME (inlined)", no dso) named NAME, argument lists cut at the first "(" other than
+# "(anonymous namespace)", a sample without frames as its comm alone.
+perf_folded() {
+	perf script -i "$1" -F comm,ip,sym,dso ${2:-} 2> /dev/null | awk '
+		/^[^\t]/ { comm = $0; sub(/ +$/, "", comm); gsub(/[ ;]/, "_", comm); n = 0; in_s = 1; next }
+		/^\t/ {
+			line = $0; sub(/^[\t ]+[0-9a-f]+ /, "", line)
+			dso = line; sub(/.* \(/, "", dso); sub(/\)$/, "", dso)
+			sym = line; sub(/ \([^(]*\)$/, "", sym)
+			if (sym == "[unknown]") { sub(/.*\//, "", dso); sym = (dso ~ /^\[/) ? dso : "[" dso "]" }
+			gsub(/\(anonymous namespace\)/, "\001", sym)
+			if (index(sym, "(")) sym = substr(sym, 1, index(sym, "(") - 1)
+			gsub(/\001/, "(anonymous namespace)", sym)
+			gsub(/;/, ":", sym)
+			f[++n] = sym; next
+		}
+		/^$/ { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ } in_s = 0 }
+		END { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ }
+		      for (s in c) print s, c[s] }' | LC_ALL=C sort
+}
 # |a - b| <= tol for decimal numbers
 close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 # Count of records of TYPE (e.g. SAMPLE, LOST, SWITCH_CPU_WIDE) in perf report --stats.

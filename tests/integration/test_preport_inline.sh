@@ -68,28 +68,9 @@ if perf report -i i.data --stdio --no-children --sort sym -g none 2> /dev/null |
 	preport -i i.data --no-children --sort sym -g none | grep -qF 'cos@plt' || fail "no cos@plt row"
 fi
 
-# --folded: as many distinct stacks as perf script's chains folded the way stackcollapse-perf.pl
-# folds them (an inlined frame by its name, argument lists cut at the first "(").
-fold() {
-	perf script -i "$1" -F comm,ip,sym,dso ${2:-} 2> /dev/null | awk '
-		/^[^\t]/ { comm = $0; sub(/ +$/, "", comm); gsub(/[ ;]/, "_", comm); n = 0; in_s = 1; next }
-		/^\t/ {
-			line = $0; sub(/^[\t ]+[0-9a-f]+ /, "", line)
-			dso = line; sub(/.* \(/, "", dso); sub(/\)$/, "", dso)
-			sym = line; sub(/ \([^(]*\)$/, "", sym)
-			if (sym == "[unknown]") { sub(/.*\//, "", dso); sym = (dso ~ /^\[/) ? dso : "[" dso "]" }
-			gsub(/\(anonymous namespace\)/, "\001", sym)
-			if (index(sym, "(")) sym = substr(sym, 1, index(sym, "(") - 1)
-			gsub(/\001/, "(anonymous namespace)", sym)
-			gsub(/;/, ":", sym)
-			f[++n] = sym; next
-		}
-		/^$/ { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ } in_s = 0 }
-		END { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ }
-		      for (s in c) print s, c[s] }' | LC_ALL=C sort
-}
+# --folded: as many distinct stacks as perf script's chains folded (perf_folded, lib.sh).
 for inl in "" --no-inline; do
-	fold i.data $inl > ref.folded
+	perf_folded i.data $inl > ref.folded
 	# shellcheck disable=SC2086
 	preport -i i.data --folded $inl > pre.folded || fail "preport --folded exit $?"
 	nr=$(wc -l < ref.folded)

@@ -11,31 +11,8 @@ perf record -q -z -e cpu-clock --call-graph dwarf -o perf.data "$W/mixed" 1 > /d
 	fail "perf record failed"
 precord -q -e cpu-clock -o precord.data -- "$W/mixed" 0.5 > /dev/null || fail "precord failed"
 
-# fold FILE [--no-inline]: perf script's call chains collapsed like stackcollapse-perf.pl:
-# "comm;root;...;leaf COUNT", an unresolved frame named [dso basename], an inlined frame
-# ("NAME (inlined)", no dso) named NAME, argument lists cut at the first "(" other than
-# "(anonymous namespace)".
-fold() {
-	perf script -i "$1" -F comm,ip,sym,dso ${2:-} 2> /dev/null | awk '
-		/^[^\t]/ { comm = $0; sub(/ +$/, "", comm); gsub(/[ ;]/, "_", comm); n = 0; in_s = 1; next }
-		/^\t/ {
-			line = $0; sub(/^[\t ]+[0-9a-f]+ /, "", line)
-			dso = line; sub(/.* \(/, "", dso); sub(/\)$/, "", dso)
-			sym = line; sub(/ \([^(]*\)$/, "", sym)
-			if (sym == "[unknown]") { sub(/.*\//, "", dso); sym = (dso ~ /^\[/) ? dso : "[" dso "]" }
-			gsub(/\(anonymous namespace\)/, "\001", sym)
-			if (index(sym, "(")) sym = substr(sym, 1, index(sym, "(") - 1)
-			gsub(/\001/, "(anonymous namespace)", sym)
-			gsub(/;/, ":", sym)
-			f[++n] = sym; next
-		}
-		/^$/ { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ } in_s = 0 }
-		END { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ }
-		      for (s in c) print s, c[s] }' | LC_ALL=C sort
-}
-
 for f in perf.data precord.data; do
-	fold "$f" > ref.folded
+	perf_folded "$f" > ref.folded
 	preport -i "$f" --folded > pre.folded || fail "preport --folded exit $?"
 	[ -s pre.folded ] || fail "$f: empty --folded output"
 	LC_ALL=C sort -c pre.folded 2> /dev/null || fail "$f: --folded lines are not sorted"
