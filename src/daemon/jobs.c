@@ -173,6 +173,8 @@ static int job_record(struct daemon *d, struct job *j, const struct ctl_peer *pe
 	ro->max_fds = job_max_fds(d);
 	/* the data of one may not pass the control recordings' share (enforce_budget) */
 	ro->max_size = d->cfg.max_total_size / 4;
+	ro->max_size_remedy = "a recording may hold a quarter of max_total_size in precordd.conf, "
+			      "which its administrator can raise";
 	if (job_creds(j, peer, ro) < 0) {
 		snprintf(line, size, "ERR out of memory");
 		return -1;

@@ -1226,7 +1226,8 @@ static int start_readers(struct record *rec, bool follow)
 	err = synthesize(rec, follow);
 	if (err && perf_writer__limit_hit(rec->w)) {
 		seterr(rec, "the description of the running processes alone passes the size limit "
-		       "of %llu bytes (--max-size): give a larger one", (unsigned long long)rec->o.max_size);
+		       "of %llu bytes: %s", (unsigned long long)rec->o.max_size,
+		       rec->o.max_size_remedy ? rec->o.max_size_remedy : "give a larger --max-size");
 		return err;
 	}
 	if (err) {

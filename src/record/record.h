@@ -60,6 +60,8 @@ struct record_opts {
 	uint64_t max_size;             /* the most data the file may hold (perf's --max-size):
 					* what comes after is counted lost (unwritten_*) and
 					* record_stats.limit_hit set, for the caller to stop; 0: none */
+	const char *max_size_remedy;   /* how the user raises max_size, for the message when the
+					* description alone passes it; NULL: "--max-size" */
 	/* One-line notices (event fallback, ...), called from the caller's thread. May be NULL. */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;

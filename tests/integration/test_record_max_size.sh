@@ -61,6 +61,6 @@ done
 # 5. A limit that the description of what runs passes already (-a): refused with the remedy
 rc=0; precord --max-size 4K -a -o small.data -- true > /dev/null 2> small.err || rc=$?
 assert_eq "$rc" 125 "-a with --max-size 4K: exit status"
-grep -q "the description of the running processes alone passes the size limit of 4096 bytes (--max-size): give a larger one" small.err ||
+grep -q "the description of the running processes alone passes the size limit of 4096 bytes: give a larger --max-size" small.err ||
 	{ cat small.err; fail "-a with --max-size 4K: message"; }
 echo "ok"
