@@ -762,11 +762,17 @@ START_TEST(test_folded_exact)
 	add(r, "my prog", 1, 2, 0, 5, a, 2);
 	add(r, "my prog", 1, 1, 0, 5, b, 3);
 	add(r, "w", 2, 2, 0, 5, c, 3);
+	/* two frames that read the same (ld.so's _start and the program's): one line, as
+	 * stackcollapse-perf.pl folds them */
+	struct report_frame d[] = { F("ld-linux-x86-64.so.2", "_start") }, e[] = { F("w", "_start") };
+	add(r, "w", 2, 2, 0, 5, d, 1);
+	add(r, "w", 2, 2, 0, 5, e, 1);
 	char *out = NULL;
 	CAPTURE(out, report__fprintf_folded(r, FP));
 	ck_assert_str_eq(out,
 		"my_prog;main;(anonymous namespace)::run;[libfoo.so] 1\n"
 		"my_prog;main;std::vector<int>::push_back 2\n"
+		"w;_start 2\n"
 		"w;main;odd:name;[unknown] 1\n");
 	free(out);
 	report__free(r);

@@ -161,8 +161,14 @@ int report__foreach_stack(struct report *r,
 	return err;
 }
 
+/* A folded line: the stack's text and its count. */
+struct line {
+	char *s;
+	uint64_t n;
+};
+
 struct lines {
-	char **l;
+	struct line *l;
 	size_t nr, cap;
 	bool by_period;
 };
@@ -171,7 +177,7 @@ static int collect_line(const char *const *names, size_t nr, uint64_t samples, u
 			void *ctx)
 {
 	struct lines *ls = ctx;
-	size_t len = 32;
+	size_t len = 1;
 	for (size_t i = 0; i < nr; i++)
 		len += strlen(names[i]) + 1;
 	if (rep_grow(&ls->l, &ls->cap, ls->nr, sizeof(*ls->l)) < 0)
@@ -183,16 +189,15 @@ static int collect_line(const char *const *names, size_t nr, uint64_t samples, u
 		size_t n = strlen(names[i]);
 		memcpy(p, names[i], n);
 		p += n;
-		*p++ = i + 1 < nr ? ';' : ' ';
+		*p++ = i + 1 < nr ? ';' : '\0';
 	}
-	snprintf(p, 32, "%" PRIu64, ls->by_period ? period : samples);
-	ls->l[ls->nr++] = s;
+	ls->l[ls->nr++] = (struct line){ .s = s, .n = ls->by_period ? period : samples };
 	return 0;
 }
 
-static int strp_cmp(const void *a, const void *b)
+static int line_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct line *)a)->s, ((const struct line *)b)->s);
 }
 
 int report__fprintf_folded(struct report *r, FILE *fp)
@@ -201,14 +206,20 @@ int report__fprintf_folded(struct report *r, FILE *fp)
 	int err = report__foreach_stack(r, collect_line, &ls);
 	if (!err) {
 		if (ls.nr)	/* ls.l is NULL when no stack survived: qsort(NULL, 0) is UB */
-			qsort(ls.l, ls.nr, sizeof(*ls.l), strp_cmp);
-		for (size_t i = 0; i < ls.nr; i++)
-			fprintf(fp, "%s\n", ls.l[i]);
+			qsort(ls.l, ls.nr, sizeof(*ls.l), line_cmp);
+		/* Stacks of different frames can read the same (ld.so's _start and the program's):
+		 * one line each text, as stackcollapse-perf.pl folds perf script's. */
+		for (size_t i = 0; i < ls.nr; i++) {
+			uint64_t n = ls.l[i].n;
+			while (i + 1 < ls.nr && !strcmp(ls.l[i].s, ls.l[i + 1].s))
+				n += ls.l[++i].n;
+			fprintf(fp, "%s %" PRIu64 "\n", ls.l[i].s, n);
+		}
 		if (ferror(fp))
 			err = -EIO;
 	}
 	for (size_t i = 0; i < ls.nr; i++)
-		free(ls.l[i]);
+		free(ls.l[i].s);
 	free(ls.l);
 	return err;
 }
