@@ -109,6 +109,21 @@ perf_folded() {
 		END { if (in_s) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; c[s]++ }
 		      for (s in c) print s, c[s] }' | LC_ALL=C sort
 }
+# lost_agree WHAT FILE SAMPLES LOST: precord's summary counted SAMPLES samples, LOST of them lost
+# (not written): perf reads FILE without complaint, and perf and preport agree, LOST lost and
+# the rest in the file. Sets in_file; leaves perf's --stats in pstats, its report's stderr in
+# perr.
+lost_agree() {
+	perf report -i "$2" --stats > pstats 2> perr || { cat perr; fail "$1: perf report --stats exit $?"; }
+	perf report -i "$2" --stdio > prep 2> perr || { cat perr; fail "$1: perf report exit $?"; }
+	! grep -iE "error|decompress|can't|fail" perr || fail "$1: perf report complains"
+	in_file=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' pstats)
+	echo "$1: summary $3 samples, $4 lost; perf: ${in_file:-0} in the file"
+	assert_eq "$(sed -n 's/^# Total Lost Samples: //p' prep)" "$4" "$1: lost samples, perf vs the summary"
+	assert_eq "$((in_file + $4))" "$3" "$1: samples in the file + lost vs the summary"
+	preport -i "$2" > rrep 2> rerr || { cat rerr; fail "$1: preport exit $?"; }
+	assert_eq "$(sed -n 's/^# Total Lost Samples: //p' rrep)" "$4" "$1: lost samples, preport vs the summary"
+}
 # |a - b| <= tol for decimal numbers
 close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 # Count of records of TYPE (e.g. SAMPLE, LOST, SWITCH_CPU_WIDE) in perf report --stats.

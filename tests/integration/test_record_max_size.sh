@@ -25,14 +25,7 @@ check() {
 	# event and CPU (a few hundred bytes)
 	assert_le "$ds" $((limit + 4096)) "$what: data in the file"
 	assert_ge "$ds" $((limit / 2)) "$what: data in the file (filled towards the limit)"
-	perf report -i m.data --stats > pstats 2> perr || { cat perr; fail "$what: perf report --stats exit $?"; }
-	perf report -i m.data --stdio > prep 2> perr || { cat perr; fail "$what: perf report exit $?"; }
-	! grep -iE "error|decompress|can't|fail" perr || fail "$what: perf report complains"
-	in_file=$(awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }' pstats)
-	assert_eq "$(sed -n 's/^# Total Lost Samples: //p' prep)" "$lost_smp" "$what: lost samples, perf vs the summary"
-	assert_eq "$((in_file + lost_smp))" "$samples" "$what: samples in the file + lost vs the summary"
-	preport -i m.data > rrep 2> rerr || { cat rerr; fail "$what: preport exit $?"; }
-	assert_eq "$(sed -n 's/^# Total Lost Samples: //p' rrep)" "$lost_smp" "$what: lost samples, preport vs the summary"
+	lost_agree "$what" m.data "$samples" "$lost_smp"
 	echo "$what: data $ds of $limit bytes, $in_file samples in the file, $lost_smp past the limit"
 }
 
