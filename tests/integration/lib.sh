@@ -87,6 +87,10 @@ sym_pct() {
 # same_graph A B: perf report's call graph text A and preport's B are the same graph, up to
 # a few samples' worth (same_graph.awk)
 same_graph() { awk -f "$TESTS_DIR/same_graph.awk" "$1" "$2"; }
+# upto1: a report's text down to the first row under 1%, without blank and comment lines (perf
+# 6.1 splits a few small rows of inlined functions in two where preport has one, and orders
+# rows of equal share its own way: below 1% the rows' order differs).
+upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }
 # perf_folded FILE [--no-inline]: perf script's call chains collapsed like stackcollapse-perf.pl,
 # sorted: "comm;root;...;leaf COUNT", an unresolved frame named [dso basename], an inlined frame
 # ("NAME (inlined)", no dso) named NAME, argument lists cut at the first "(" other than

@@ -62,7 +62,6 @@ cmp -s a.t b.t || fail "--sort tid differs from --sort pid"
 # and clone3 (varying from one recording to the next), where preport's goes on.
 MIXED_CPU=1 perf record -q -e cpu-clock --call-graph dwarf -o g.data -- "$W/mixed" 0.5 2 > /dev/null 2>&1 ||
 	fail "perf record failed"
-upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }
 for inl in "" --no-inline; do
 	for g in caller callee caller,2 callee,5; do
 		for ch in --no-children --children; do

@@ -19,10 +19,6 @@ INLINES_CPU=1 perf record -q -e cpu-clock -F 2000 --call-graph dwarf -o i.data -
 # keep: the recording, for a look at a failure, in build/tests/.
 keep() { cp i.data "$TOP/build/tests/test_preport_inline.data" 2> /dev/null || true; }
 
-# Down to the first row under 1% (perf splits a few small inlined rows in two where preport has
-# one: the order of its rows below that differs).
-upto1() { awk '/^ +[0-9.]+% / && $1 + 0 < 1 { exit } /^$/ || /^#/ { next } { print }'; }
-
 for inl in "" --no-inline; do
 	for sort in "--sort sym" ""; do
 		for g in caller callee; do
