@@ -94,10 +94,21 @@ dir_bytes() {
 # closed_files DIR: finalized recordings, oldest first
 closed_files() { find "$1" -maxdepth 1 -name 'precord-*.data' | sort; }
 
-# perf_stats_clean FILE: perf report --stats reads it with nothing on stderr
+# perf_stats_clean FILE: perf report --stats reads it with nothing on stderr but perf's warnings
+# of lost events, and those only when the file holds LOST or LOST_SAMPLES records: precordd
+# never pauses what it records, so a reader starved on an overloaded machine (CI: a CPU hog
+# beside the sanitized build) loses events, and says so in the file.
 perf_stats_clean() {
 	perf report -i "$1" --stats > "$T/stats.out" 2> "$T/stats.err" || { cat "$T/stats.err"; fail "perf report --stats exit $? on $1"; }
-	[ ! -s "$T/stats.err" ] || { cat "$T/stats.err" >&2; fail "perf report --stats wrote to stderr on $1"; }
+	awk '/^Warning:$/ || /^Check IO\/CPU overload!$/ || /^$/ ||
+	     /^Processed [0-9]+ events and lost [0-9]+ chunks!$/ ||
+	     /^Processed [0-9]+ samples and lost +[0-9.]+%!$/ { next } { bad = 1 } END { exit bad }' \
+		"$T/stats.err" || { cat "$T/stats.err" >&2; fail "perf report --stats wrote to stderr on $1"; }
+	if [ -s "$T/stats.err" ]; then
+		_lost=$(awk '($1 == "LOST" || $1 == "LOST_SAMPLES") && $2 == "events:" { n += $3 } END { print n + 0 }' "$T/stats.out")
+		[ "$_lost" -gt 0 ] || { cat "$T/stats.err" >&2; fail "perf warns of lost events in $1, which holds no LOST record"; }
+		echo "note: $1 holds $_lost LOST records (events lost on a loaded machine)"
+	fi
 	grep -q "TOTAL events" "$T/stats.out" || fail "no event totals for $1"
 }
 
