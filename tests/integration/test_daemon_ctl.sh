@@ -69,7 +69,7 @@ rc=0; wait "$rec" || rc=$?
 [ "$(stat -c %U m/own.data)" = "$M" ] || fail "the file is not the member's"
 as "$M" test -r m/own.data || fail "the member cannot read its file"
 cp m/own.data own.data             # perf reads only its user's files (or root's)
-perf_clean own.data
+perf_reads own.data
 grep -q "wrote own.data: [0-9]* samples, 0 lost" own.err || { cat own.err; fail "summary"; }
 n=$(stat_count own.data SAMPLE)
 assert_ge "$n" 100 "samples of the member's process"
@@ -97,7 +97,7 @@ rc=0; wait "$rec" || rc=$?
 [ "$rc" = 0 ] || { cat cmd.err; fail "member recording a command: exit $rc"; }
 grep -q "target-ended" cmd.err || { cat cmd.err; fail "the recording did not end with the command"; }
 cp m/cmd.data cmd.data
-perf_clean cmd.data
+perf_reads cmd.data
 b=$(sym_pct cmd.data spin_beta)
 want=$(share_pct "$c0" "$c1" 3)
 close_to "$b" "$want" 10 || fail "spin_beta of the command at $b% (its thread had $want% of the CPU time)"

@@ -45,5 +45,5 @@ f=$(closed_files out | tail -1)
 perf_stats_clean "$f"
 n=$(stat_count "$f" SAMPLE)
 assert_ge "$n" 20 "samples in the last file"
-perf_clean "$f"
+perf_reads "$f"
 echo "ok: READY, STATUS, WATCHDOG, ctl status, SIGTERM in ${ms} ms, $n samples in the last file"

@@ -29,7 +29,7 @@ wait_for "$T/notify.out" "idle: the recorded processes ended"
 n=0
 for f in $(closed_files out); do
 	perf_stats_clean "$f"
-	perf_clean "$f"
+	perf_reads "$f"
 	a=$(sym_pct "$f" spin_alpha)
 	case $n in 0) want=$(share_pct "$c0" "$c1" 2) ;; 1) want=$(share_pct "$c1" "$c2" 2) ;; *) want=$(share_pct "$c2" "$c3" 2) ;; esac
 	close_to "$a" "$want" 15 || fail "spin_alpha at $a% in $f (its thread had $want% of the CPU time)"
