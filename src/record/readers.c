@@ -243,16 +243,17 @@ static void unwritten(struct readers *p, uint64_t records, uint64_t samples, uin
 	atomic_fetch_add_explicit(&p->unwritten_bytes, bytes, memory_order_relaxed);
 }
 
-static bool no_space(int err)
-{
-	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
-}
-
 /* err refused an append for the writer's size limit (perf_writer_opts.max_data_size): what
  * it held is lost, not a write error, and the owner stops the recording. */
 static bool past_limit(const struct readers *p, int err)
 {
 	return err == -EFBIG && perf_writer__limit_hit(p->o.writer);
+}
+
+/* err is a full disk (or quota, or file size) that may pass: not the writer's own limit */
+static bool no_space(const struct readers *p, int err)
+{
+	return (err == -ENOSPC || err == -EDQUOT || err == -EFBIG) && !past_limit(p, err);
 }
 
 /* Append len bytes holding `records` records (`samples` samples; raw: a frame's input size, else
@@ -271,11 +272,7 @@ static int append(struct reader *rd, const void *buf, size_t len, uint64_t recor
 			perf_writer__note_compression(p->o.writer, raw, len);
 		return 0;
 	}
-	if (past_limit(p, err)) {
-		unwritten(p, records, samples, raw ? raw : len);
-		return err;
-	}
-	if (p->o.hold_on_full && no_space(err) && !atomic_load(&p->stopping)) {
+	if (p->o.hold_on_full && no_space(p, err) && !atomic_load(&p->stopping)) {
 		if (rd->pend_cap < len) {
 			uint8_t *n = realloc(rd->pend, len);
 
@@ -293,7 +290,8 @@ static int append(struct reader *rd, const void *buf, size_t len, uint64_t recor
 		return err;
 	}
 lost:
-	set_error(p, err);
+	if (!past_limit(p, err))
+		set_error(p, err);
 	unwritten(p, records, samples, raw ? raw : len);
 	return err;
 }
@@ -304,17 +302,15 @@ static bool retry_pending(struct reader *rd)
 {
 	struct readers *p = rd->pool;
 	struct iovec iov = { rd->pend, rd->pend_len };
-	bool limit;
 	int err;
 
 	if (!rd->pend_len)
 		return true;
 	err = perf_writer__append(p->o.writer, &iov, 1);
-	limit = past_limit(p, err);
-	if (err && no_space(err) && !atomic_load(&p->stopping) && !limit)
+	if (err && no_space(p, err) && !atomic_load(&p->stopping))
 		return false;
 	if (err) {
-		if (!limit)
+		if (!past_limit(p, err))
 			set_error(p, err);
 		unwritten(p, rd->pend_records, rd->pend_samples,
 			  rd->pend_raw ? rd->pend_raw : rd->pend_len);
@@ -371,6 +367,11 @@ static void flush_staging(struct reader *rd)
 		return;
 	atomic_fetch_add_explicit(&p->bytes_read, rd->drained, memory_order_relaxed);
 	rd->drained = 0;
+	if (perf_writer__limit_hit(p->o.writer)) {
+		/* past max_data_size nothing more is written: lost without being compressed */
+		unwritten(p, rd->records, rd->samples, rd->staged);
+		goto done;
+	}
 	if (rd->zc) {
 		bool first = !compress__fed(rd->zc);
 		int err = compress__feed(rd->zc, rd->staging, rd->staged);
