@@ -56,8 +56,8 @@ while :; do
 	copy=$(ls out/*.data.unwinding 2>/dev/null | head -n 1)
 	# (a child that has just exited is a zombie: STOP succeeds on it, and the daemon may reap
 	# it before the CONT below, so neither is proof of a process held)
-	state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$c/status" 2>/dev/null || true)
-	[ -n "$state" ] && [ "$state" != Z ] && [ -n "$copy" ] && [ -e "$copy" ] &&
+	st=$(state "$c" || true)
+	[ -n "$st" ] && [ "$st" != Z ] && [ -n "$copy" ] && [ -e "$copy" ] &&
 		[ -e "${copy%.unwinding}" ] && break
 	kill -CONT "$c" 2>/dev/null || true; child=
 	sleep 0.005
