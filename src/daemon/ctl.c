@@ -551,10 +551,6 @@ static const char *no_room(const struct ctl_server *s, const struct ctl_peer *pe
 	return NULL;
 }
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
 pid_t ctl__pidfd_pid(int pidfd)
 {
 	char path[64], line[128];
@@ -574,37 +570,10 @@ pid_t ctl__pidfd_pid(int pidfd)
 	return pid;
 }
 
-/* The peer's effective capabilities, 0 unless known for sure: they are read from
- * /proc/PID/status, and the peer's pidfd (SO_PEERPIDFD) then proves that PID was still the
- * peer, not a process that reused its pid. */
-static unsigned long long peer_caps(int fd, pid_t pid)
-{
-	unsigned long long caps = 0;
-	socklen_t l = sizeof(int);
-	char path[64], line[256];
-	bool found = false;
-	int pidfd = -1;
-	FILE *f;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) < 0 || pidfd < 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "CapEff:", 7)) {
-			caps = strtoull(line + 7, NULL, 16);
-			found = true;
-			break;
-		}
-	if (f)
-		fclose(f);
-	if (!found || ctl__pidfd_pid(pidfd) != pid)
-		caps = 0;
-	close(pidfd);
-	return caps;
-}
-
-/* The supplementary groups the peer holds (SO_PEERGROUPS) and its effective capabilities. */
+/* The supplementary groups the peer holds (SO_PEERGROUPS). Not its capabilities: what a
+ * process holds can change under us (an exec of a set-uid program that inherited the
+ * connection) and a capability held in a user namespace of its own means nothing here; the
+ * job runs with the peer's uid and groups alone, and the kernel decides the rest. */
 static void peer_details(int fd, struct ctl_peer *p)
 {
 	socklen_t len = sizeof(p->groups);
@@ -613,7 +582,6 @@ static void peer_details(int fd, struct ctl_peer *p)
 		p->nr_groups = len / sizeof(gid_t);
 	else
 		p->nr_groups = 0; /* more than CREDS_MAX_GROUPS: it records with none */
-	p->cap_eff = p->uid == 0 ? 0 : peer_caps(fd, p->pid);
 }
 
 /* Whether process pid is in our pid namespace (a pid it sends means the same to us). */

@@ -60,10 +60,9 @@ struct ctl_peer {
 	uid_t uid;
 	gid_t gid;
 	/* filled by the server at connect time: the supplementary groups the peer holds
-	 * (SO_PEERGROUPS) and its effective capabilities (CapEff of /proc/PID/status) */
+	 * (SO_PEERGROUPS) */
 	gid_t groups[CREDS_MAX_GROUPS];
 	size_t nr_groups;
-	unsigned long long cap_eff;
 	char err[256];          /* ctl__peer_error(): why ctl__authorize refused it */
 };
 

@@ -74,8 +74,8 @@ static bool pidfd_alive(int pidfd)
 }
 
 /* A job of a client other than root runs with the client's credentials: its uid, gid and
- * supplementary groups, and CAP_PERFMON only if the client holds it (it would bypass the
- * kernel's ptrace check). At perf_event_paranoid above 2 a plain user records nothing, as
+ * supplementary groups, and no capability (the client's cannot be known for sure at connect
+ * time, see ctl.c). At perf_event_paranoid above 2 a plain user records nothing, as
  * with perf. The kernel then applies its
  * own rules (ptrace access to each thread, perf_event_paranoid) when the events are opened and
  * /proc/PID/maps and the mapped files are read. The kernel is left out unless the client could
@@ -94,8 +94,7 @@ static int job_creds(struct job *j, const struct ctl_peer *peer, struct record_o
 	j->creds->gid = peer->gid;
 	memcpy(j->creds->groups, peer->groups, peer->nr_groups * sizeof(gid_t));
 	j->creds->nr_groups = peer->nr_groups;
-	kernel = creds__may_record_kernel(peer->uid, peer->cap_eff, paranoid);
-	j->creds->perfmon = creds__has_perfmon(peer->cap_eff);
+	kernel = creds__may_record_kernel(peer->uid, paranoid);
 	ro->creds = j->creds;
 	ro->user_only = !kernel;
 	return 0;

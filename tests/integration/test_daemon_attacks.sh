@@ -75,6 +75,22 @@ assert_eq "$rc" 1 "member recording a set-gid program"
 grep -q "the kernel refused" sg.err || { cat sg.err; fail "set-gid refusal message"; }
 kill "$sg"
 
+# 1b. The member asks from a user namespace of its own, where it holds every capability
+# (CapEff full in /proc/PID/status, but over nothing outside that namespace): a root
+# process of the host must be refused as for the plain member. Skipped where the kernel
+# gives users no user namespace.
+if as "$M" unshare -Ur true 2> /dev/null; then
+	"$W/secret_holder" spin "$T/secret.root" 3600000 > rootspin.out &
+	rs=$!; PIDS="$PIDS $rs"
+	rc=0; (cd m && as "$M" unshare -Ur "$UB/precord" ctl -s "$S" record -p "$rs" -d 1 -o userns.data -q) 2> userns.err || rc=$?
+	! leaks m/userns.data || fail "a member in its own user namespace recorded a root process's secret"
+	assert_eq "$rc" 1 "member in a user namespace recording a root process"
+	grep -q "the kernel refused" userns.err || { cat userns.err; fail "user namespace refusal message"; }
+	kill "$rs"
+else
+	echo "note: no user namespace for users here; case 1b not run"
+fi
+
 # 2. A root process that became the member without exec (not dumpable).
 "$W/secret_holder" drop "$MUID" "$T/secret.root" 3600 > drop.out &
 dr=$!; PIDS="$PIDS $dr"
