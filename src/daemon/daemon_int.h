@@ -148,8 +148,12 @@ uint64_t retention__size_of(const char *path);
 uint64_t retention__size_of_fd(int fd);
 void retention__starting_name(const char *partial, char *buf, size_t size);
 void retention__close_file(struct daemon *d, const char *path, uint32_t seq);
-/* mkdir -p the output directory, count what is there; 0 or -errno (daemon__error says). */
+/* mkdir -p the output directory, check that only root can change it (run as root), count
+ * what is there; 0 or -errno (daemon__error says). */
 int retention__prepare_dir(struct daemon *d);
+/* The control recordings' directory (CTL_DIR in output_dir) into buf, made if missing: 0, or
+ * -1 with why in err when it cannot be made or is not a directory of root's, closed to others. */
+int retention__control_dir(struct daemon *d, char *buf, size_t size, char *err, size_t err_size);
 /* unwind = yes with DWARF call graphs: hand the file closed last to the compactor. */
 void retention__unwind_last(struct daemon *d);
 /* Swap in the call-chain copies the compactor finished, for files still kept. */

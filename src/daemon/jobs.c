@@ -166,7 +166,7 @@ static int job_target(struct job *j, struct ctl_client *c, const struct ctl_requ
 static int job_record(struct daemon *d, struct job *j, const struct ctl_peer *peer,
 		      struct record_opts *ro, char *line, size_t size)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], why[PATH_MAX + 200];
 	int err;
 
 	ro->max_fds = job_max_fds(d);
@@ -178,9 +178,10 @@ static int job_record(struct daemon *d, struct job *j, const struct ctl_peer *pe
 		snprintf(line, size, "ERR out of memory");
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s/" CTL_DIR, d->cfg.output_dir);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(line, size, "ERR cannot create %.900s: %s", dir, strerror(errno));
+	if (retention__control_dir(d, dir, sizeof(dir), why, sizeof(why)) < 0) {
+		daemon__log(d, LOG_ERR, "control: %s", why);
+		snprintf(line, size, "ERR precordd cannot record now: its directory for control "
+			 "recordings is unsafe (its log says why)");
 		return -1;
 	}
 	snprintf(j->path, sizeof(j->path), "%.3900s/ctl-%u-%llu.data", dir, (unsigned int)peer->uid,

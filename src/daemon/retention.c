@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
 
 /* What a file costs: its length, or its blocks when more (a sparse file never is). */
 static uint64_t file_bytes(const struct stat *st)
@@ -222,9 +222,84 @@ void retention__close_file(struct daemon *d, const char *path, uint32_t seq)
 		daemon__log(d, LOG_WARNING, "out of memory: %s is not counted, ignoring", base);
 }
 
-int retention__prepare_dir(struct daemon *d)
+/* One directory of unsafe_dir: the last (output_dir itself) may not be open to others at all. */
+static bool unsafe_one(const char *path, bool last, char *buf, size_t size)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		snprintf(buf, size, "cannot read %s: %s", path, strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(buf, size, "%s is not a directory", path);
+	else if (st.st_uid != 0)
+		snprintf(buf, size, "%s belongs to uid %u, not root: precordd creates and deletes "
+			 "files below it as root; chown root it, or choose another output_dir", path,
+			 (unsigned int)st.st_uid);
+	else if ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))
+		snprintf(buf, size, "%s is writable by %s: precordd creates and deletes files below "
+			 "it as root; chmod go-w it, or choose another output_dir", path,
+			 st.st_mode & 002 ? "every user" : "its group");
+	else
+		return false;
+	return true;
+}
+
+/* Whether only root can change what path names: every directory from / down to it owned by
+ * root, and writable by no one else (for an ancestor, writable by others only with the
+ * sticky bit, as /tmp is: others cannot rename or remove what root made there). precordd
+ * creates and deletes files there as root: a directory a user could change would let it point
+ * those at any file of the system (a symlinked .control, a swapped directory). Returns NULL
+ * or why not, naming the directory, in buf. */
+static const char *unsafe_dir(const char *dir, char *buf, size_t size)
 {
 	char path[PATH_MAX];
+	size_t l = strlen(dir);
+
+	if (l >= sizeof(path) || dir[0] != '/') {
+		snprintf(buf, size, "%s is not an absolute path", dir);
+		return buf;
+	}
+	if (unsafe_one("/", l == 1, buf, size))
+		return buf;
+	memcpy(path, dir, l + 1);
+	for (size_t i = 1; i <= l; i++) {
+		char c = path[i];
+
+		if ((c != '/' && c) || path[i - 1] == '/')
+			continue; /* inside a name, or a repeated or trailing slash */
+		path[i] = 0;
+		if (unsafe_one(path, !c || !path[i + 1], buf, size))
+			return buf;
+		path[i] = c;
+	}
+	return NULL;
+}
+
+int retention__control_dir(struct daemon *d, char *buf, size_t size, char *err, size_t err_size)
+{
+	struct stat st;
+
+	snprintf(buf, size, "%s/" CTL_DIR, d->cfg.output_dir);
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, err_size, "cannot create %s: %s", buf, strerror(errno));
+		return -1;
+	}
+	if (lstat(buf, &st) < 0) {
+		snprintf(err, err_size, "cannot read %s: %s", buf, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, err_size, "%s is not a directory of root's that only root may enter "
+			 "(a symlink, another's, or open to others): remove it, precordd makes its own",
+			 buf);
+		return -1;
+	}
+	return 0;
+}
+
+int retention__prepare_dir(struct daemon *d)
+{
+	char path[PATH_MAX], why[PATH_MAX + 200];
 	char *p;
 	int err;
 
@@ -245,6 +320,10 @@ int retention__prepare_dir(struct daemon *d)
 				break;
 		}
 	}
+	if (geteuid() == 0 && unsafe_dir(d->cfg.output_dir, why, sizeof(why))) {
+		daemon__set_error(d, "output_dir %s is unsafe: %s", d->cfg.output_dir, why);
+		return -EPERM;
+	}
 	if (access(d->cfg.output_dir, W_OK | X_OK) < 0) {
 		err = -errno;
 		daemon__set_error(d, "cannot write into %s: %s", d->cfg.output_dir, strerror(errno));
@@ -256,11 +335,17 @@ int retention__prepare_dir(struct daemon *d)
 		return err;
 	}
 	/* Recordings handed out by fd were unlinked; any left were cut short by a crash. */
-	snprintf(path, sizeof(path), "%s/" CTL_DIR, d->cfg.output_dir);
+	if (retention__control_dir(d, path, sizeof(path), why, sizeof(why)) < 0) {
+		daemon__set_error(d, "%s", why);
+		return -EPERM;
+	}
 	{
-		DIR *dir = opendir(path);
+		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
 		struct dirent *de;
 
+		if (!dir && dfd >= 0)
+			close(dfd);
 		while (dir && (de = readdir(dir)))
 			if (de->d_name[0] != '.')
 				unlinkat(dirfd(dir), de->d_name, 0);
