@@ -1316,6 +1316,79 @@ START_TEST(test_notes_parser)
 }
 END_TEST
 
+/* An ELF file of n note sections that all cover one 64 KiB stretch of zeros (empty notes),
+ * then one note section holding a real build id. */
+static void write_many_notes_elf(const char *path, size_t n, const uint8_t id[20])
+{
+	size_t shoff = sizeof(Elf64_Ehdr), nsec = n + 2;
+	size_t zeros = shoff + nsec * sizeof(Elf64_Shdr), idnote = zeros + (64 << 10);
+	uint8_t note[64];
+	size_t notelen = put_note(note, NT_GNU_BUILD_ID, "GNU", id, 20);
+	Elf64_Ehdr eh = { 0 };
+	FILE *f = fopen(path, "we");
+
+	ck_assert_ptr_nonnull(f);
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_shoff = shoff;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = (Elf64_Half)nsec;
+	fwrite(&eh, sizeof(eh), 1, f);
+	for (size_t i = 0; i < nsec; i++) {
+		Elf64_Shdr sh = { 0 };
+
+		if (i) {
+			sh.sh_type = SHT_NOTE;
+			sh.sh_addralign = 4;
+			sh.sh_offset = i <= n ? zeros : idnote;
+			sh.sh_size = i <= n ? (64 << 10) : notelen;
+		}
+		fwrite(&sh, sizeof(sh), 1, f);
+	}
+	for (size_t i = 0; i < (64 << 10); i++)
+		fputc(0, f);
+	fwrite(note, notelen, 1, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* The file comes from a profiled process: thousands of note sections (they cost the
+ * attacker 64 bytes each) must not make the reader copy 64 KiB for each, which took a
+ * precordd rotation 30 s and 4 GiB. Only the first FEAT_BUILD_ID_NOTE_SCNS are looked into:
+ * the id in the 4001st is not found, and memory stays flat. A few note sections before the id
+ * (as linked objects have) do not hide it. */
+START_TEST(test_build_id_many_notes)
+{
+	const uint8_t want[20] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 };
+	uint8_t id[FEAT_BUILD_ID_MAX];
+	long before;
+	int ret;
+
+	write_many_notes_elf(tpath("few.so"), 3, want);
+	ck_assert_int_eq(feat__build_id_file(tpath("few.so"), id), 20);
+	ck_assert_mem_eq(id, want, 20);
+	write_many_notes_elf(tpath("many.so"), 4000, want);
+	before = maxrss_kb();
+	ret = feat__build_id_file(tpath("many.so"), id);
+	/* 4000 copies would be 250 MiB; the bound allows 16 (1 MiB) */
+	ck_assert_int_lt(maxrss_kb() - before, 32 << 10);
+	ck_assert_int_eq(ret, -ENOENT);
+}
+END_TEST
+
 START_TEST(test_string_encoding)
 {
 	struct fbuf b = { 0 };
@@ -1384,6 +1457,7 @@ Suite *perf_writer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_build_ids);
 	tcase_add_test(tc, test_notes_parser);
+	tcase_add_test(tc, test_build_id_many_notes);
 	suite_add_tcase(s, tc);
 	return s;
 }

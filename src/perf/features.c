@@ -278,12 +278,19 @@ int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX])
 		elf_end(elf);
 		return -ENOEXEC;
 	}
-	while (ret == -ENOENT && (scn = elf_nextscn(elf, scn))) {
+	/* libelf copies each section it is asked for and keeps the copy until elf_end: a file
+	 * of tens of thousands of note sections (they may all overlap one stretch of the file)
+	 * would make it read and hold gigabytes. Linked objects have a handful of notes, the
+	 * build id among the first. */
+	size_t notes_seen = 0;
+	while (ret == -ENOENT && notes_seen < FEAT_BUILD_ID_NOTE_SCNS &&
+	       (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
-		    shdr.sh_size > FEAT_BUILD_ID_NOTES_MAX)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		if (notes_seen++, shdr.sh_size > FEAT_BUILD_ID_NOTES_MAX)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)

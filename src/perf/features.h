@@ -47,9 +47,11 @@ uint64_t feat__total_mem_kb(void);
  * 4-byte alignment, as /sys/kernel/notes holds. Returns the id length (1..20), -ENOENT when
  * there is none, -EINVAL when the notes are malformed or the id is longer than 20 bytes. */
 int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUILD_ID_MAX]);
-/* Files larger than this, and note sections larger than that, are not looked into. */
+/* Files larger than this, and note sections larger than that, are not looked into; only the
+ * first FEAT_BUILD_ID_NOTE_SCNS note sections of a file are. */
 #define FEAT_BUILD_ID_FILE_MAX (4LL << 30)
 #define FEAT_BUILD_ID_NOTES_MAX (64 << 10)
+#define FEAT_BUILD_ID_NOTE_SCNS 16
 
 /* The build id of an ELF file, read with libelf from its SHT_NOTE sections (where perf looks).
  * The path may be hostile: it is opened without blocking or following a last symlink, and only
