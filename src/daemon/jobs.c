@@ -115,6 +115,25 @@ static size_t job_max_fds(const struct daemon *d)
 	return n < 64 ? 64 : (size_t)n;
 }
 
+/* A user other than root may hold half of the recordings at once (at least one), so that no
+ * user can take all of them from the others; root is held only by the total. */
+static size_t uid_max_jobs(const struct daemon *d)
+{
+	size_t n = (d->cfg.control_max_sessions + 1) / 2;
+
+	return n ? n : 1;
+}
+
+static size_t jobs_of_uid(const struct daemon *d, uid_t uid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->nr_jobs; i++)
+		if (ctl_client__peer(d->jobs[i].client)->uid == uid)
+			n++;
+	return n;
+}
+
 /* The processes of req, pinned: a pid by a pidfd (the one the client passed, which names its
  * process whatever the client's pid namespace; else one opened here, when the client shares
  * our pid namespace), or a cgroup's members. Returns 0, or -1 with the ERR line in line. */
@@ -242,6 +261,16 @@ void jobs__start(struct daemon *d, struct ctl_client *c, const struct ctl_reques
 
 	if (d->nr_jobs >= d->cfg.control_max_sessions || d->nr_jobs >= MAX_JOBS) {
 		ctl_client__finish(c, "ERR busy: too many recordings at once, try again later", -1);
+		return;
+	}
+	if (peer->uid != 0 && jobs_of_uid(d, peer->uid) >= uid_max_jobs(d)) {
+		snprintf(line, sizeof(line), "ERR busy: your uid already has %zu recordings, the most "
+			 "one user may hold (half of control_max_sessions, which is %u, so that "
+			 "others get theirs); try again when one has ended", uid_max_jobs(d),
+			 (unsigned int)d->cfg.control_max_sessions);
+		daemon__log(d, LOG_NOTICE, "control: refused a recording for uid %u: it holds its "
+			    "share of recordings", (unsigned int)peer->uid);
+		ctl_client__finish(c, line, -1);
 		return;
 	}
 	if (duration > d->cfg.control_max_duration_ms) {

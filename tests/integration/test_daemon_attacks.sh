@@ -171,6 +171,26 @@ grep -q "stopped-at-the-control-budget" big.err || { cat big.err; fail "a contro
 assert_le "$(stat -c %s m/big.data)" $((4 * 1024 * 1024 + 256 * 1024)) "size of a control recording stopped at the budget"
 cat big.err
 
+# 6c. Recordings of one member: half of control_max_sessions (4) at most, so that another
+# member still gets one while they run.
+mkdir m2 && chown "$M2" m2
+hogs=
+for k in 1 2; do
+	(cd m && as "$M" "$UB/precord" ctl -s "$S" record -F 49 -o hog$k.data -- "$UB/spin_threads" 3600) > hog$k.pid 2> hog$k.err &
+	hogs="$hogs $!"
+	wait_until "member recording $k's command" has_line hog$k.pid
+	PIDS="$PIDS $(head -1 hog$k.pid)"
+done
+_two_recording() { [ "$(grep -c "control: recording pid .* for uid $MUID" "$T/daemon.log")" -ge 2 ]; }
+wait_until "the member's two recordings" _two_recording
+rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -d 1 -o hog3.data -q -- "$UB/spin_threads" 0.1) 2> hog3.err || rc=$?
+assert_eq "$rc" 1 "the member's third recording at once"
+grep -q "your uid already has 2 recordings" hog3.err || { cat hog3.err; fail "the per-user share's message"; }
+(cd m2 && as "$M2" "$UB/precord" ctl -s "$S" record -o other.data -q -- "$UB/spin_threads" 0.1) 2> other.err ||
+	{ cat other.err; fail "another member refused while one holds its share of recordings"; }
+kill "$(head -1 hog1.pid)" "$(head -1 hog2.pid)"
+for h in $hogs; do wait "$h" || { cat hog*.err; fail "the member's recordings after their commands ended"; }; done
+
 # 7. Idle connections of one member: root and another member still get an answer.
 for i in $(seq 40); do
 	as "$M" "$UB/ctl_raw" "$S" --silent 600 > "att$i.out" 2>&1 &
