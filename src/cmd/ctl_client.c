@@ -130,7 +130,9 @@ static bool field(const char *line, const char *key, char *out, size_t size)
 	return false;
 }
 
-static int copy_out(int from, const char *path)
+/* Copy what precordd hands over to path: a pipe it copies the recording into (read to its
+ * end, which must come at expect bytes), or from an older daemon the file itself. */
+static int copy_out(int from, const char *path, long long expect)
 {
 	char old[4096];
 	_cleanup_close_ int to = -1;
@@ -145,7 +147,22 @@ static int copy_out(int from, const char *path)
 	to = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (to < 0 || fstat(from, &st) < 0)
 		return -errno;
-	while (off < st.st_size) {
+	if (S_ISFIFO(st.st_mode)) {
+		for (;;) {
+			ssize_t n = splice(from, NULL, to, NULL, 1 << 20, 0);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				break;
+			off += n;
+		}
+		if (expect >= 0 && off != expect)
+			return -EPIPE; /* precordd gave up the copy (it says why in its log) */
+	}
+	while (S_ISREG(st.st_mode) && off < st.st_size) {
 		ssize_t n = sendfile(to, from, &off, (size_t)(st.st_size - off));
 
 		if (n < 0 && errno == EINTR)
@@ -307,7 +324,13 @@ static int take_file(struct conn *c, const char *line, const struct record_args 
 		fprintf(stderr, "precord ctl record: unexpected answer '%.80s'\n", line);
 		return 1;
 	}
-	n = copy_out(c->passed_fd, a->out);
+	field(line, "bytes", b, sizeof(b));
+	n = copy_out(c->passed_fd, a->out, b[0] >= '0' && b[0] <= '9' ? strtoll(b, NULL, 10) : -1);
+	if (n == -EPIPE) {
+		fprintf(stderr, "precord ctl record: %s is cut short: precordd stopped handing the "
+			"recording over before its %s bytes (its log says why)\n", a->out, b);
+		return 1;
+	}
 	if (n < 0) {
 		fprintf(stderr, "precord ctl record: cannot write %s: %s\n", a->out, strerror(-n));
 		return 1;
@@ -316,7 +339,6 @@ static int take_file(struct conn *c, const char *line, const struct record_args 
 		return 0;
 	field(line, "samples", s, sizeof(s));
 	field(line, "lost", l, sizeof(l));
-	field(line, "bytes", b, sizeof(b));
 	field(line, "note", note, sizeof(note));
 	fprintf(stderr, "precord ctl: wrote %s: %s samples, %s lost, %s bytes%s%s%s\n", a->out, s, l,
 		b, note[0] ? " (" : "", note, note[0] ? ")" : "");

@@ -14,6 +14,7 @@
 #include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 #include "daemon/export.h"
+#include "daemon/handover.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -356,7 +357,7 @@ static bool take_signals(struct daemon *d)
 
 int daemon__run(struct daemon *d)
 {
-	struct pollfd pfds[2 + 64];
+	struct pollfd pfds[2 + 64 + MAX_JOBS];
 	bool running = true;
 	int err;
 
@@ -364,7 +365,7 @@ int daemon__run(struct daemon *d)
 	if (err)
 		return err;
 	while (running) {
-		size_t n = 2;
+		size_t n = 2, nc;
 		int timeout = TICK_MS, r;
 		uint64_t now;
 
@@ -373,10 +374,13 @@ int daemon__run(struct daemon *d)
 		if (d->ctl) {
 			int t = ctl_server__timeout(d->ctl);
 
-			n += ctl_server__pollfds(d->ctl, pfds + 2, ARRAY_SIZE(pfds) - 2);
+			n += ctl_server__pollfds(d->ctl, pfds + 2, 64);
 			if (t >= 0 && t < timeout)
 				timeout = t;
 		}
+		nc = n;
+		/* the copies of finished control recordings: the loop turns as their pipes drain */
+		n += handover__pollfds(d, pfds + n, ARRAY_SIZE(pfds) - n);
 		r = poll(pfds, n, timeout);
 		if (r < 0 && errno != EINTR) {
 			err = -errno;
@@ -398,7 +402,7 @@ int daemon__run(struct daemon *d)
 			continue;
 		}
 		if (d->ctl && r > 0)
-			ctl_server__handle(d->ctl, pfds + 2, n - 2);
+			ctl_server__handle(d->ctl, pfds + 2, nc - 2);
 		else if (d->ctl)
 			ctl_server__handle(d->ctl, pfds + 2, 0); /* deadlines */
 		session__tick(d);
@@ -419,6 +423,7 @@ int daemon__run(struct daemon *d)
 	/* Recordings in progress end now, and their callers get what was recorded. */
 	while (d->nr_jobs)
 		jobs__finish(d, 0, "precordd-stopped");
+	handover__drain(d, SHUTDOWN_HANDOVER_MS);
 	session__stop(d);
 	ctl_server__free(d->ctl);
 	d->ctl = NULL;
@@ -433,6 +438,7 @@ void daemon__free(struct daemon *d)
 		return;
 	while (d->nr_jobs)
 		jobs__remove(d, 0);
+	handover__clear(d);
 	if (d->rec)
 		session__stop(d);
 	compactor__free(d->compactor); /* finishes the file in hand: a few seconds at most */

@@ -1,7 +1,8 @@
 /* What the parts of precordd's loop share: the daemon's state and each part's entry points.
  * Private to src/daemon (daemon.c: lifecycle, signals and the loop; retention.c: the files and
  * the disk budget; session.c: continuous recording and rotation; status.c: status lines;
- * jobs.c: the recordings asked over the control socket). Everything runs on the daemon's loop
+ * jobs.c: the recordings asked over the control socket; handover.c: their files copied to the
+ * clients). Everything runs on the daemon's loop
  * thread, except a rotation's record__rotate (see session.c: while d->rotating the loop does not
  * touch d->rec) and the compactor's unwinding (compact.c). */
 #ifndef PRECORD_DAEMON_INT_H
@@ -28,6 +29,8 @@ struct record_opts;
 
 #define TICK_MS 100
 #define STATUS_EVERY_MS 5000
+/* at shutdown, finished control recordings are copied to their clients for this long at most */
+#define SHUTDOWN_HANDOVER_MS 10000
 #define MAX_JOBS 64
 #define CTL_DIR ".control"
 /* a longer rotation counts as this long in the headroom (see session__headroom()) */
@@ -126,6 +129,13 @@ struct daemon {
 	uint64_t watchdog_usec, next_watchdog_ms;
 	struct job jobs[MAX_JOBS];
 	size_t nr_jobs;
+	struct handover_slot {      /* handover.c: finished recordings being copied to clients */
+		int file, pipe;
+		uid_t uid;
+		off_t off, size;
+		uint64_t idle_deadline_ms, end_ms;
+	} handovers[MAX_JOBS];
+	size_t nr_handovers;
 	uint64_t ctl_count;
 	uint64_t jobs_bytes;        /* the control recordings' files, at the last tick */
 	bool setup;                 /* daemon__setup loaded the configuration */

@@ -1,7 +1,9 @@
 /* precordd's control recordings (`precord ctl record`): each runs with the client's
- * credentials (see job_creds and precordd(8), SECURITY), into an unlinked file handed to the
- * client by fd when it ends (duration, target gone, the client's ^C, or shutdown). */
+ * credentials (see job_creds and precordd(8), SECURITY), into an unlinked file copied to the
+ * client through a pipe when it ends (duration, target gone, the client's ^C, or shutdown;
+ * see handover.h). */
 #include "daemon/daemon_int.h"
+#include "daemon/handover.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -53,12 +55,23 @@ void jobs__finish(struct daemon *d, size_t i, const char *note)
 		snprintf(line, sizeof(line), "ERR %s", record__error(j->rec));
 		ctl_client__finish(j->client, line, -1);
 	} else {
-		snprintf(line, sizeof(line), "OK samples=%llu lost=%llu bytes=%llu elapsed_s=%.3f "
-			 "paused_s=%.3f%s%s", (unsigned long long)st.samples,
-			 (unsigned long long)(st.lost_events + st.lost_samples),
-			 (unsigned long long)retention__size_of_fd(j->fd), st.elapsed, st.paused_total,
-			 note ? " note=" : "", note ? note : "");
-		ctl_client__finish(j->client, line, j->fd);
+		uint64_t bytes = retention__size_of_fd(j->fd);
+		int rfd = handover__start(d, j->fd, uid);
+
+		j->fd = -1; /* the handover's now */
+		if (rfd < 0) {
+			snprintf(line, sizeof(line), "ERR cannot hand the recording over: %s",
+				 strerror(-rfd));
+			ctl_client__finish(j->client, line, -1);
+		} else {
+			snprintf(line, sizeof(line), "OK samples=%llu lost=%llu bytes=%llu "
+				 "elapsed_s=%.3f paused_s=%.3f%s%s", (unsigned long long)st.samples,
+				 (unsigned long long)(st.lost_events + st.lost_samples),
+				 (unsigned long long)bytes, st.elapsed, st.paused_total,
+				 note ? " note=" : "", note ? note : "");
+			ctl_client__finish(j->client, line, rfd);
+			close(rfd);
+		}
 	}
 	daemon__log(d, LOG_INFO, "control: recording for uid %u ended: %llu samples%s%s", uid,
 	      (unsigned long long)st.samples, note ? ", " : "", note ? note : "");
@@ -124,9 +137,10 @@ static size_t uid_max_jobs(const struct daemon *d)
 	return n ? n : 1;
 }
 
+/* Its recordings running or being handed over. */
 static size_t jobs_of_uid(const struct daemon *d, uid_t uid)
 {
-	size_t n = 0;
+	size_t n = handover__count(d, uid);
 
 	for (size_t i = 0; i < d->nr_jobs; i++)
 		if (ctl_client__peer(d->jobs[i].client)->uid == uid)
@@ -259,7 +273,8 @@ void jobs__start(struct daemon *d, struct ctl_client *c, const struct ctl_reques
 	struct ctl_peer now = *peer;  /* authorized again below; the check keeps its reason here */
 	uint64_t duration = req->duration_ms ? req->duration_ms : d->cfg.control_max_duration_ms;
 
-	if (d->nr_jobs >= d->cfg.control_max_sessions || d->nr_jobs >= MAX_JOBS) {
+	if (d->nr_jobs + handover__count(d, (uid_t)-1) >= d->cfg.control_max_sessions ||
+	    d->nr_jobs >= MAX_JOBS) {
 		ctl_client__finish(c, "ERR busy: too many recordings at once, try again later", -1);
 		return;
 	}
@@ -336,13 +351,14 @@ void jobs__gone(void *ctx, struct ctl_client *c, bool orderly)
 }
 
 /* The recordings asked over the socket together may hold a quarter of the disk budget (they
- * are written in the output directory until handed over): past that, the largest is stopped
- * early and handed over, so that no client can fill the disk or crowd out the history. One
+ * are written in the output directory until handed over, and held there until the copy to
+ * the client ends): past that, the largest running one is stopped early and handed over, so
+ * that no client can fill the disk or crowd out the history. One
  * alone cannot outgrow the quarter between two looks: its writer refuses what would (counted
  * lost, see job_record), and it is stopped at the next look. */
 static void enforce_budget(struct daemon *d)
 {
-	uint64_t limit = d->cfg.max_total_size / 4, total = 0, largest = 0;
+	uint64_t limit = d->cfg.max_total_size / 4, total = handover__bytes(d), largest = 0;
 	size_t big = 0;
 
 	for (size_t i = 0; i < d->nr_jobs;) {
@@ -379,6 +395,7 @@ void jobs__tick(struct daemon *d)
 {
 	uint64_t now = clock__ms();
 
+	handover__pump(d);
 	enforce_budget(d);
 	for (size_t i = 0; i < d->nr_jobs;) {
 		struct job *j = &d->jobs[i];

@@ -2,18 +2,26 @@
  *   --text STRING   sends STRING as is (\n and \xHH escapes understood)
  *   --bytes N       sends N bytes of 'x' without a newline
  *   --silent SECS   sends nothing, waits up to SECS for the server
+ *   --hold STRING   as --text, and a file descriptor passed with the answer is kept, never
+ *                   read: "<fd fifo>" (or regular, other) is printed when it comes, and once the
+ *                   server has closed, ctl_raw waits to be killed (a client hoarding what
+ *                   precordd hands over)
  * and prints what the server answered (until it closes, or 120 s: a busy machine may keep the
  * server from answering for seconds), then "<closed>" if it closed.
  *
- * usage: ctl_raw SOCKET (--text STRING | --bytes N | --silent SECS) */
+ * usage: ctl_raw SOCKET (--text STRING | --bytes N | --silent SECS | --hold STRING) */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "lib/fdpass.h"
 
 static size_t unescape(const char *s, char *out)
 {
@@ -38,7 +46,8 @@ static size_t unescape(const char *s, char *out)
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, wait_ms = 120000;
+	int fd, wait_ms = 120000, held = -1;
+	bool hold = false;
 	char *buf = NULL;
 	size_t len = 0;
 
@@ -52,7 +61,7 @@ int main(int argc, char **argv)
 		perror("ctl_raw: connect");
 		return 1;
 	}
-	if (!strcmp(argv[2], "--text")) {
+	if (!strcmp(argv[2], "--text") || (hold = !strcmp(argv[2], "--hold"))) {
 		buf = malloc(strlen(argv[3]) + 1);
 		len = unescape(argv[3], buf);
 	} else if (!strcmp(argv[2], "--bytes")) {
@@ -81,13 +90,32 @@ int main(int argc, char **argv)
 			printf("<timeout>\n");
 			break;
 		}
-		n = recv(fd, r, sizeof(r), 0);
+		if (hold) {
+			int passed = -1;
+			struct stat st;
+
+			n = fdpass__recv(fd, r, sizeof(r), &passed, 0);
+			if (n > 0)
+				fwrite(r, 1, (size_t)n, stdout);
+			if (passed >= 0 && held < 0 && fstat(passed, &st) == 0) {
+				held = passed;
+				printf("<fd %s>\n", S_ISFIFO(st.st_mode) ? "fifo" :
+				       S_ISREG(st.st_mode) ? "regular" : "other");
+			}
+			fflush(stdout);
+		} else {
+			n = recv(fd, r, sizeof(r), 0);
+			if (n > 0)
+				fwrite(r, 1, (size_t)n, stdout);
+		}
 		if (n <= 0) {
 			printf("<closed>\n");
 			break;
 		}
-		fwrite(r, 1, (size_t)n, stdout);
 	}
+	fflush(stdout);
+	while (held >= 0)
+		pause();
 	free(buf);
 	return 0;
 }
