@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/config.h"
@@ -239,6 +240,15 @@ START_TEST(test_push_keys)
 		{ "push_url = http://:4040", "no host" },
 		{ "push_url = http://u:p@h:4040", "user:password@ is not taken" },
 		{ "push_url = http://h:4040/ingest?x=1", "no query or fragment" },
+		{ "push_url = http://h:99999", "not a number from 1 to 65535" },
+		{ "push_url = http://h:0/", "not a number from 1 to 65535" },
+		{ "push_url = http://h:", "not a number from 1 to 65535" },
+		{ "push_url = http://h:40x0", "not a number from 1 to 65535" },
+		{ "push_url = http://h:4040:1", "more than one ':'" },
+		{ "push_url = http://[::1:80", "goes between [ and ]" },
+		{ "push_url = http://[]:80", "goes between [ and ]" },
+		{ "push_url = http://[::1]x", "expected :PORT or /" },
+		{ "push_url = http://[::1]:", "not a number from 1 to 65535" },
 		{ "push_url = http://h:4040/#top", "no query or fragment" },
 		{ "push_url = http://h 4040", "a blank or a character" },
 		{ "push_url = http://h\\x", "a blank or a character" },
@@ -293,6 +303,14 @@ START_TEST(test_push_keys)
 	ck_assert_int_eq(parse("socket = none\npush_url = http://h\nrotate_size = 1M\n"
 			       "max_total_size = 2304K\n", &c), 0);
 	ck_assert_uint_eq(c.push_spool_size, 256 << 10);
+	config__free(&c);
+	/* IPv6 in brackets, with and without a port; a name without one */
+	ck_assert_int_eq(parse("socket = none\npush_url = http://[::1]:4040/p\n", &c), 0);
+	ck_assert_str_eq(c.push_url, "http://[::1]:4040/p");
+	config__free(&c);
+	ck_assert_int_eq(parse("socket = none\npush_url = https://[fe80::1]\n", &c), 0);
+	config__free(&c);
+	ck_assert_int_eq(parse("socket = none\npush_url = http://pyro.example:65535\n", &c), 0);
 	config__free(&c);
 	/* none turns pushing off again */
 	ck_assert_int_eq(parse("socket = none\npush_url = none\n", &c), 0);
@@ -359,6 +377,11 @@ START_TEST(test_load)
 	ck_assert_ptr_nonnull(strstr(config__error(&c), "cannot read"));
 	ck_assert_int_eq(config__load("/tmp", &c), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(config__error(&c), "/tmp: not a regular file"));
+	/* a FIFO is refused at once, not waited on for a writer */
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(config__load(path, &c), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(config__error(&c), "not a regular file"));
+	unlink(path);
 }
 END_TEST
 

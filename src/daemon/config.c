@@ -358,6 +358,41 @@ static int set_pprof(struct parse_ctx *p, const char *v)
 	return 0;
 }
 
+/* The HOST[:PORT] of a push URL (host..host+hl): an IPv6 address in brackets, a name or IPv4
+ * address without a colon, and a port of 1 to 65535 digits' worth. Returns 0 or bad()'s. */
+static int bad_host_port(struct parse_ctx *p, const char *v, const char *host, size_t hl)
+{
+	const char *end = host + hl, *port;
+
+	if (host[0] == '[') {
+		const char *close = memchr(host, ']', hl);
+
+		if (!close || close == host + 1)
+			return bad(p, "an IPv6 address goes between [ and ] (like http://[::1]:4040), "
+				   "not '%.200s'", v);
+		port = close + 1;
+		if (port < end && *port != ':')
+			return bad(p, "expected :PORT or / after the IPv6 address in '%.200s'", v);
+	} else {
+		port = memchr(host, ':', hl);
+		if (!port)
+			port = end;
+		if (memchr(port + (port < end), ':', (size_t)(end - port - (port < end))))
+			return bad(p, "more than one ':' after the host in '%.200s' (an IPv6 address "
+				   "goes between [ and ])", v);
+	}
+	if (port < end) {
+		unsigned long n = 0;
+		size_t digits = (size_t)(end - port - 1);
+
+		for (const char *d = port + 1; d < end && n <= 65535; d++)
+			n = isdigit((unsigned char)*d) ? n * 10 + (unsigned long)(*d - '0') : 65536;
+		if (!digits || n < 1 || n > 65535)
+			return bad(p, "the port in '%.200s' is not a number from 1 to 65535", v);
+	}
+	return 0;
+}
+
 /* http(s)://HOST[:PORT][/PATH]: printable ASCII without blanks, quotes or backslashes, no
  * user info, query or fragment (precordd adds /ingest and the query itself). */
 static int set_push_url(struct parse_ctx *p, const char *v)
@@ -388,6 +423,8 @@ static int set_push_url(struct parse_ctx *p, const char *v)
 	if (strpbrk(v, "?#"))
 		return bad(p, "no query or fragment in the URL (precordd adds /ingest?...), not "
 			   "'%.200s'", v);
+	if (bad_host_port(p, v, host, hl))
+		return -EINVAL;
 	if (set_str(&p->c->push_url, v))
 		return -ENOMEM;
 	/* a trailing slash would make //ingest */
@@ -765,7 +802,8 @@ int config__load(const char *path, struct daemon_config *ret)
 	struct stat st;
 	size_t got = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* without blocking: a FIFO would wait for a writer before it could be refused below */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		int e = errno;
 
