@@ -228,11 +228,17 @@ static int job_record(struct daemon *d, struct job *j, const struct ctl_peer *pe
 	err = record__setup(j->rec, ro);
 	if (!err)
 		err = record__start(j->rec);
+	if (err && j->creds && (err == -EACCES || err == -EPERM)) {
+		/* not record__error's advice, which is for whoever runs precord (the daemon is
+		 * root: "even as root", "grant CAP_PERFMON") */
+		snprintf(line, size, "ERR the kernel refused: a user may record only processes it "
+			 "could ptrace (its own, not set-uid or set-gid ones, nor ones that changed "
+			 "user), and kernel.perf_event_paranoid is %ld (above 2, users record "
+			 "nothing)", creds__paranoid());
+		return -1;
+	}
 	if (err) {
-		snprintf(line, size, "ERR %s%s", j->creds && (err == -EACCES || err == -EPERM) ?
-			 "the kernel refused (a user may record only processes it could ptrace: "
-			 "its own, not set-uid or set-gid ones, nor ones that changed user): " : "",
-			 record__error(j->rec));
+		snprintf(line, size, "ERR %s", record__error(j->rec));
 		return -1;
 	}
 	if (j->pidfd >= 0 && !pidfd_alive(j->pidfd)) {
