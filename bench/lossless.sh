@@ -27,7 +27,7 @@ if ll_table seed; then
 echo "## --lossless on the storm: perf's settings ($LL_OPTS)"
 echo
 export YIELD_STORM_REPORT=1
-: > "$D/llp"; : > "$D/llr"; : > "$D/llb"; ll_rc=0
+: > "$D/llp"; : > "$D/llr"; : > "$D/llb"; : > "$D/llf"; : > "$D/llfs"; ll_rc=0
 for rep in $(seq "$LOSSLESS_REPS"); do
 	# the bare run in every round too: on a shared machine the load moves between rounds
 	run_timed $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llb"
@@ -38,6 +38,10 @@ for rep in $(seq "$LOSSLESS_REPS"); do
 	sync; run_timed $P $LL_OPTS --lossless -o "$D/precord-ll.data" -- $W/yield_storm "$STORM_COUNT" "$THREADS" || ll_rc=$?; echo "$T" >> "$D/llr"
 	sr=$(sed -n 's/^yield_storm: threads [0-9]* switches \([0-9]*\) .*/\1/p' "$D/run.err")
 	ll_line=$(grep "lossless via" "$D/run.err")
+	# the floor: the same storm sampled at 20 kHz with nothing recorded, with and without
+	# switch records (build/tools/sample_floor: no ring, no stack, no call graph)
+	run_timed build/tools/sample_floor 20000 -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llf"
+	run_timed build/tools/sample_floor 20000 switch -- $W/yield_storm "$STORM_COUNT" "$THREADS"; echo "$T" >> "$D/llfs"
 done
 tp=$(median "$D/llp"); tr=$(median "$D/llr"); tb=$(median "$D/llb")
 share=$(echo "$ll_line" | sed -n 's/.*(\([0-9.]*%\) of the run).*/\1/p')
@@ -48,6 +52,9 @@ unset YIELD_STORM_REPORT
 printf '| recorder | wall s | x bare | lost events | lost samples | samples | SWITCH records | storm switches x 2 | paused | precord/perf time |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
 printf '| (bare) | %s | 1.00 | | | | | %s | | |\n' "$tb" "$((2 * ${sb:-0}))"
+tf=$(median "$D/llf"); tfs=$(median "$D/llfs")
+printf '| (sampled at 20 kHz, nothing recorded) | %s | %s | | | | | | | |\n' "$tf" "$(ratio "$tf" "$tb")"
+printf '| (the same with switch records asked for) | %s | %s | | | | | | | |\n' "$tfs" "$(ratio "$tfs" "$tb")"
 for who in perf precord; do
 	f="$D/$who-ll.data"
 	perf report -i "$f" --stats > "$D/$who-ll.stats" 2>/dev/null
@@ -57,10 +64,13 @@ for who in perf precord; do
 		"$(ll_count "$D/$who-ll.stats" SWITCH)" "$((2 * ${s:-0}))" "$paused" "$rel"
 done
 echo
-echo "(wall: medians of $LOSSLESS_REPS runs each, bare, perf and precord in turn: bare $(tr '\n' ' ' < "$D/llb")s, perf $(tr '\n' ' ' < "$D/llp")s, precord"
+echo "(wall: medians of $LOSSLESS_REPS runs each, bare, perf, precord and the two floors in turn: bare $(tr '\n' ' ' < "$D/llb")s, perf $(tr '\n' ' ' < "$D/llp")s, precord"
 echo "$(tr '\n' ' ' < "$D/llr")s; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; the other columns are the last pair's. Storm: $THREADS threads x $STORM_COUNT sched_yield; \"storm switches x 2\" is what the storm counted"
 echo "itself with getrusage in that run, times two for the out and in records of each switch; precord"
-echo "paused the target with the $mech and exited $ll_rc (a failing run's status, 0 if none failed); both files are read back with perf.)"
+echo "paused the target with the $mech and exited $ll_rc (a failing run's status, 0 if none failed); both files are read back with perf."
+echo "The two rows in parentheses are the floor of any recorder at 20 kHz on this host: build/tools/sample_floor opens"
+echo "the storm's cpu-clock events as the recorders do, with no ring, so the kernel takes every interrupt, switches"
+echo "the events with the threads and prepares every sample, then drops it; floors $(tr '\n' ' ' < "$D/llf")s and $(tr '\n' ' ' < "$D/llfs")s.)"
 echo
 
 fi
