@@ -137,7 +137,6 @@ struct daemon {
 	} handovers[MAX_JOBS];
 	size_t nr_handovers;
 	uint64_t ctl_count;
-	uint64_t jobs_bytes;        /* the control recordings' files, at the last tick */
 	bool setup;                 /* daemon__setup loaded the configuration */
 	char err[512];
 };
@@ -202,5 +201,7 @@ void jobs__remove(struct daemon *d, size_t i);
 void jobs__finish(struct daemon *d, size_t i, const char *note);
 void jobs__gone(void *ctx, struct ctl_client *c, bool orderly);
 void jobs__tick(struct daemon *d);
+/* What the control recordings hold on disk now: running ones and those being handed over. */
+uint64_t jobs__bytes(const struct daemon *d);
 
 #endif

@@ -388,13 +388,21 @@ static void enforce_budget(struct daemon *d)
 			big = i;
 		}
 	}
-	d->jobs_bytes = total;
 	if (d->nr_jobs && total > limit) {
 		daemon__log(d, LOG_NOTICE, "control: recordings hold %llu bytes, above a quarter of "
 			    "max_total_size: the largest stops early",
 			    (unsigned long long)total);
 		jobs__finish(d, big, "stopped-at-the-control-budget");
 	}
+}
+
+uint64_t jobs__bytes(const struct daemon *d)
+{
+	uint64_t total = handover__bytes(d);
+
+	for (size_t i = 0; i < d->nr_jobs; i++)
+		total += retention__size_of_fd(d->jobs[i].fd);
+	return total;
 }
 
 void jobs__tick(struct daemon *d)

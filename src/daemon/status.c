@@ -107,7 +107,7 @@ void status__reply(struct daemon *d, struct ctl_client *c)
 		 (unsigned long long)d->cfg.max_total_size, cur, (unsigned long long)d->rotations,
 		 (unsigned long long)d->deleted, (unsigned long long)t.samples,
 		 (unsigned long long)t.lost, d->rate, t.paused, d->nr_jobs + d->nr_handovers,
-		 (unsigned long long)d->jobs_bytes, (unsigned long long)d->unwound,
+		 (unsigned long long)jobs__bytes(d), (unsigned long long)d->unwound,
 		 (unsigned long long)d->unwound_saved,
 		 d->compactor ? compactor__pending(d->compactor) : 0, d->rotating);
 	export__status(d, exp, sizeof(exp));

@@ -176,6 +176,8 @@ cat big.err
 # 6c. Recordings of one member: half of control_max_sessions (4) at most, so that another
 # member still gets one while they run.
 mkdir m2 && chown "$M2" m2
+_m_recordings() { grep -c "control: recording pid .* for uid $MUID," "$T/daemon.log"; }
+before=$(_m_recordings)
 hogs=
 for k in 1 2; do
 	(cd m && as "$M" "$UB/precord" ctl -s "$S" record -F 49 -o hog$k.data -- "$UB/spin_threads" 3600) > hog$k.pid 2> hog$k.err &
@@ -183,7 +185,7 @@ for k in 1 2; do
 	wait_until "member recording $k's command" has_line hog$k.pid
 	PIDS="$PIDS $(head -1 hog$k.pid)"
 done
-_two_recording() { [ "$(grep -c "control: recording pid .* for uid $MUID" "$T/daemon.log")" -ge 2 ]; }
+_two_recording() { [ "$(_m_recordings)" -ge $((before + 2)) ]; }
 wait_until "the member's two recordings" _two_recording
 rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -d 1 -o hog3.data -q -- "$UB/spin_threads" 0.1) 2> hog3.err || rc=$?
 assert_eq "$rc" 1 "the member's third recording at once"
