@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "elf_fixture.h"
 #include "lib/cleanup.h"
 #include "unwind/demangle.h"
 #include "unwind/elfcache.h"
@@ -332,6 +333,26 @@ START_TEST(test_stripped_debuglink_and_build_id)
 	expect_symbols(p, "/nonexistent", p, false);
 
 	run("rm -rf %s", dir);
+}
+END_TEST
+
+/* A mapped file whose header claims 50 million sections (extended numbering) in a sparse file
+ * of 2 GiB, 4 KiB on disk: refused from its header before libelf sizes a descriptor per
+ * section (gigabytes before). */
+START_TEST(test_elf_file_sparse_claims)
+{
+	char path[] = "/tmp/check_symbols.XXXXXX";
+	int fd = mkstemp(path);
+	long before;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	elf_fixture__sparse_claims(path);
+	before = elf_fixture__maxrss_kb();
+	ck_assert_ptr_null(elf_file__open(path, NULL, 0, NULL));
+	ck_assert_int_eq(errno, ENOEXEC);
+	ck_assert_int_lt(elf_fixture__maxrss_kb() - before, 32 << 10);
+	unlink(path);
 }
 END_TEST
 
@@ -669,6 +690,7 @@ Suite *symbols_suite(void)
 
 	tcase_add_test(tc, test_aliases_and_sizes);
 	tcase_add_test(tc, test_elf_file_basics);
+	tcase_add_test(tc, test_elf_file_sparse_claims);
 	tcase_add_test(tc, test_stripped_debuglink_and_build_id);
 	tcase_add_test(tc, test_running_vdso);
 	suite_add_tcase(s, tc);

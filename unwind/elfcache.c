@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/elfhdr.h"
 #include "unwind/elfcache.h"
 #include "unwind/inlines.h"
 #include "unwind/symbols.h"
@@ -253,6 +254,7 @@ struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_
 {
 	struct elf_file *f;
 	struct stat st;
+	struct elfhdr hdr;
 	GElf_Ehdr eh;
 	int err;
 
@@ -279,7 +281,9 @@ struct elf_file *elf_file__open(const char *path, const uint8_t *build_id, size_
 		err = errno;
 		goto fail;
 	}
-	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	/* and its header sane before libelf sizes anything by it (lib/elfhdr.h) */
+	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    elfhdr__read(f->fd, (uint64_t)st.st_size, &hdr) < 0) {
 		err = ENOEXEC;
 		goto fail;
 	}

@@ -8,14 +8,14 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,6 +23,7 @@
 #endif
 
 #include "lib/cleanup.h"
+#include "lib/elfhdr.h"
 #include "lib/fileio.h"
 
 #define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
@@ -216,21 +217,32 @@ uint64_t feat__total_mem_kb(void)
 	return (uint64_t)pages * (uint64_t)psize / 1024;
 }
 
-int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUILD_ID_MAX])
+/* The GNU build id in notes of alignment align (4, or 8 in an 8-aligned PT_NOTE), of h's byte
+ * order (native when h is NULL). Returns as feat__build_id_from_notes. */
+static int find_build_id(const struct elfhdr *h, const uint8_t *p, size_t len, size_t align,
+			 uint8_t id[FEAT_BUILD_ID_MAX])
 {
-	const uint8_t *p = notes;
 	size_t off = 0;
 
 	while (off + 12 <= len) {
 		uint32_t namesz, descsz, type;
 
-		memcpy(&namesz, p + off, 4);
-		memcpy(&descsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
+		if (h) {
+			namesz = elfhdr__u32(h, p + off);
+			descsz = elfhdr__u32(h, p + off + 4);
+			type = elfhdr__u32(h, p + off + 8);
+		} else {
+			memcpy(&namesz, p + off, 4);
+			memcpy(&descsz, p + off + 4, 4);
+			memcpy(&type, p + off + 8, 4);
+		}
+		if (namesz > len || descsz > len)
+			return -EINVAL;
+		/* the desc and the next note start at align in the segment (gelf_getnote) */
 		size_t name_off = off + 12;
-		size_t desc_off = name_off + ALIGN_UP((size_t)namesz, 4);
-		size_t next = desc_off + ALIGN_UP((size_t)descsz, 4);
-		if (namesz > len || descsz > len || next > len || desc_off > len)
+		size_t desc_off = ALIGN_UP(name_off + namesz, align);
+		size_t next = ALIGN_UP(desc_off + descsz, align);
+		if (next > len || desc_off > len)
 			return -EINVAL;
 		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name_off, "GNU", 4) == 0) {
 			if (descsz == 0 || descsz > FEAT_BUILD_ID_MAX)
@@ -243,79 +255,130 @@ int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUI
 	return -ENOENT;
 }
 
-static void elf_init(void)
+int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUILD_ID_MAX])
 {
-	elf_version(EV_CURRENT);
+	return find_build_id(NULL, notes, len, 4, id);
+}
+
+/* The notes at off (len bytes, at most FEAT_BUILD_ID_NOTES_MAX) of fd. */
+static int build_id_at(int fd, const struct elfhdr *h, uint64_t off, uint64_t len, uint64_t align,
+		       uint8_t id[FEAT_BUILD_ID_MAX])
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	ssize_t n;
+
+	if (!len || len > FEAT_BUILD_ID_NOTES_MAX || !(buf = malloc((size_t)len)))
+		return -ENOENT;
+	n = pread(fd, buf, (size_t)len, (off_t)off);
+	if (n != (ssize_t)len)
+		return -ENOENT;
+	return find_build_id(h, buf, (size_t)len, align == 8 ? 8 : 4, id);
+}
+
+/* Entry i of the program header table (phdr) or the section header table: whether it holds
+ * notes, and where. Returns 1, 0 (not notes) or -ENOEXEC (unreadable). */
+static int note_entry(int fd, const struct elfhdr *h, bool phdr, uint32_t i, uint64_t *off,
+		      uint64_t *len, uint64_t *align)
+{
+	unsigned char e[sizeof(Elf64_Shdr)];
+	size_t esz = phdr ? h->phentsize : h->shentsize;
+	uint64_t at = (phdr ? h->phoff : h->shoff) + (uint64_t)i * esz;
+
+	if (pread(fd, e, esz, (off_t)at) != (ssize_t)esz)
+		return -ENOEXEC;
+	if (phdr && elfhdr__u32(h, e) != PT_NOTE)
+		return 0;
+	if (!phdr && elfhdr__u32(h, e + offsetof(Elf64_Shdr, sh_type)) != SHT_NOTE)
+		return 0;
+#define FIELD(T, f) (h->is64 ? elfhdr__u64(h, e + offsetof(Elf64_##T, f)) \
+			     : elfhdr__u32(h, e + offsetof(Elf32_##T, f)))
+	*off = phdr ? FIELD(Phdr, p_offset) : FIELD(Shdr, sh_offset);
+	*len = phdr ? FIELD(Phdr, p_filesz) : FIELD(Shdr, sh_size);
+	*align = phdr ? FIELD(Phdr, p_align) : FIELD(Shdr, sh_addralign);
+#undef FIELD
+	return 1;
+}
+
+/* The notes of the file's PT_NOTE segments, then (a file with none) of its SHT_NOTE sections:
+ * the first FEAT_BUILD_ID_NOTE_SCNS of either, each of at most FEAT_BUILD_ID_NOTES_MAX bytes,
+ * every read a bounded pread (elfhdr__read bounds the tables). */
+static int build_id_elf(int fd, const struct elfhdr *h, uint8_t id[FEAT_BUILD_ID_MAX])
+{
+	int ret = -ENOENT;
+
+	for (int phdr = 1; phdr >= 0; phdr--) {
+		uint32_t n = phdr ? h->phnum : h->shnum;
+		size_t seen = 0;
+
+		for (uint32_t i = !phdr; i < n && seen < FEAT_BUILD_ID_NOTE_SCNS && ret < 0; i++) {
+			uint64_t off, len, align;
+			int r = note_entry(fd, h, phdr, i, &off, &len, &align);
+
+			if (r < 0)
+				return r;
+			if (r == 0)
+				continue;
+			seen++;
+			ret = build_id_at(fd, h, off, len, align, id);
+		}
+		if (seen)
+			return ret;
+	}
+	return ret;
+}
+
+#ifndef RESOLVE_NO_SYMLINKS
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+
+/* The path comes from a profiled process, which may have replaced any directory of it with a
+ * symlink (to make root open a file of its choice), or the file with a FIFO or a device: it is
+ * resolved without following any symlink into an O_PATH descriptor, which opens nothing, and
+ * only a regular file is then opened for reading (through that descriptor, never mapped: a file
+ * truncated while we read it would raise SIGBUS). Paths the kernel reports for mappings are
+ * canonical: they hold no symlink. Kernels before openat2 (5.6) refuse only a last symlink. */
+static int open_mapped(const char *path, struct stat *st)
+{
+	struct { uint64_t flags, mode, resolve; } how = {
+		O_PATH | O_CLOEXEC, 0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	char proc[64];
+
+	if (pfd < 0 && errno != ENOSYS)
+		return errno == ELOOP || errno == EXDEV ? -ELOOP : -errno;
+	if (pfd < 0)
+		pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return -ENOEXEC;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	return open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 }
 
 int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX])
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	_cleanup_close_ int fd = -1;
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	int ret = -ENOENT;
-
+	struct elfhdr h;
 	struct stat st;
+	int err;
 
-	pthread_once(&once, elf_init);
-	/* The path comes from a profiled process, which may have replaced it with a FIFO, a
-	 * device or a symlink: never wait in open, and read regular files only. Not mapped:
-	 * a file truncated while we read it would raise SIGBUS. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+	fd = open_mapped(path, &st);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -ENOEXEC;
 	if (st.st_size > FEAT_BUILD_ID_FILE_MAX)
 		return -EFBIG;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
-	/* libelf copies each section it is asked for and keeps the copy until elf_end: a file
-	 * of tens of thousands of note sections (they may all overlap one stretch of the file)
-	 * would make it read and hold gigabytes. Linked objects have a handful of notes, the
-	 * build id among the first. */
-	size_t notes_seen = 0;
-	while (ret == -ENOENT && notes_seen < FEAT_BUILD_ID_NOTE_SCNS &&
-	       (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		if (notes_seen++, shdr.sh_size > FEAT_BUILD_ID_NOTES_MAX)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf)
-			continue;
-		/* libelf has converted the note headers to host order: walk them with gelf_getnote. */
-		GElf_Nhdr nhdr;
-		size_t off = 0, name_off, desc_off, next;
-		while ((next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
-			const char *name = (const char *)data->d_buf + name_off;
-			if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0) {
-				if (nhdr.n_descsz == 0 || nhdr.n_descsz > FEAT_BUILD_ID_MAX ||
-				    desc_off + nhdr.n_descsz > data->d_size) {
-					ret = -EINVAL;
-				} else {
-					memcpy(id, (const uint8_t *)data->d_buf + desc_off, nhdr.n_descsz);
-					ret = (int)nhdr.n_descsz;
-				}
-				break;
-			}
-			off = next;
-		}
-	}
-	elf_end(elf);
-	return ret;
+	err = elfhdr__read(fd, (uint64_t)st.st_size, &h);
+	if (err)
+		return err;
+	return build_id_elf(fd, &h, id);
 }
 
 int feat__build_id_kernel(uint8_t id[FEAT_BUILD_ID_MAX])

@@ -47,17 +47,18 @@ uint64_t feat__total_mem_kb(void);
  * 4-byte alignment, as /sys/kernel/notes holds. Returns the id length (1..20), -ENOENT when
  * there is none, -EINVAL when the notes are malformed or the id is longer than 20 bytes. */
 int feat__build_id_from_notes(const void *notes, size_t len, uint8_t id[FEAT_BUILD_ID_MAX]);
-/* Files larger than this, and note sections larger than that, are not looked into; only the
- * first FEAT_BUILD_ID_NOTE_SCNS note sections of a file are. */
+/* Files larger than this, and note segments or sections larger than that, are not looked
+ * into; only the first FEAT_BUILD_ID_NOTE_SCNS of a file are. */
 #define FEAT_BUILD_ID_FILE_MAX (4LL << 30)
 #define FEAT_BUILD_ID_NOTES_MAX (64 << 10)
 #define FEAT_BUILD_ID_NOTE_SCNS 16
 
-/* The build id of an ELF file, read with libelf from its SHT_NOTE sections (where perf looks).
- * The path may be hostile: it is opened without blocking or following a last symlink, and only
- * a regular file is read. Returns the id length, -ENOENT (no note), -ENOEXEC (not ELF, or not a
- * regular file), -EFBIG (over FEAT_BUILD_ID_FILE_MAX), -ELOOP (a symlink) or -errno of opening
- * it. */
+/* The build id of an ELF file (either class and byte order), from the notes of its PT_NOTE
+ * segments, or of its SHT_NOTE sections when it has none (where perf looks), read with
+ * bounded preads after lib/elfhdr checked its header. The path may be hostile: it is resolved
+ * without following any symlink (openat2) and only a regular file is opened. Returns the id
+ * length, -ENOENT (no note), -ENOEXEC (not ELF, tables out of bounds, or not a regular file),
+ * -EFBIG (over FEAT_BUILD_ID_FILE_MAX), -ELOOP (a symlink on the way) or -errno of opening it. */
 int feat__build_id_file(const char *path, uint8_t id[FEAT_BUILD_ID_MAX]);
 /* The running kernel's build id, from /sys/kernel/notes. Same returns. */
 int feat__build_id_kernel(uint8_t id[FEAT_BUILD_ID_MAX]);
