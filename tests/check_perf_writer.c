@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "elf_fixture.h"
 #include "lib/cleanup.h"
 #include "perf/abi.h"
 #include "perf/features.h"
@@ -1324,21 +1326,10 @@ static void write_many_notes_elf(const char *path, size_t n, const uint8_t id[20
 	size_t zeros = shoff + nsec * sizeof(Elf64_Shdr), idnote = zeros + (64 << 10);
 	uint8_t note[64];
 	size_t notelen = put_note(note, NT_GNU_BUILD_ID, "GNU", id, 20);
-	Elf64_Ehdr eh = { 0 };
+	Elf64_Ehdr eh = elf_fixture__ehdr(shoff, (uint16_t)nsec);
 	FILE *f = fopen(path, "we");
 
 	ck_assert_ptr_nonnull(f);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_shoff = shoff;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = (Elf64_Half)nsec;
 	fwrite(&eh, sizeof(eh), 1, f);
 	for (size_t i = 0; i < nsec; i++) {
 		Elf64_Shdr sh = { 0 };
@@ -1357,14 +1348,6 @@ static void write_many_notes_elf(const char *path, size_t n, const uint8_t id[20
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-static long maxrss_kb(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss;
-}
-
 /* The file comes from a profiled process: thousands of note sections (they cost the
  * attacker 64 bytes each) must not make the reader copy 64 KiB for each, which took a
  * precordd rotation 30 s and 4 GiB. Only the first FEAT_BUILD_ID_NOTE_SCNS are looked into:
@@ -1381,11 +1364,76 @@ START_TEST(test_build_id_many_notes)
 	ck_assert_int_eq(feat__build_id_file(tpath("few.so"), id), 20);
 	ck_assert_mem_eq(id, want, 20);
 	write_many_notes_elf(tpath("many.so"), 4000, want);
-	before = maxrss_kb();
+	before = elf_fixture__maxrss_kb();
 	ret = feat__build_id_file(tpath("many.so"), id);
 	/* 4000 copies would be 250 MiB; the bound allows 16 (1 MiB) */
-	ck_assert_int_lt(maxrss_kb() - before, 32 << 10);
+	ck_assert_int_lt(elf_fixture__maxrss_kb() - before, 32 << 10);
 	ck_assert_int_eq(ret, -ENOENT);
+}
+END_TEST
+
+/* A header that claims 50 million sections (extended numbering: the count in section 0) in
+ * a sparse file of 2 GiB, 4 KiB on disk: refused from its header, before libelf (which
+ * allocated a descriptor per section: gigabytes) or anything else trusts it. */
+START_TEST(test_build_id_sparse_claims)
+{
+	uint8_t id[FEAT_BUILD_ID_MAX];
+	long before;
+	int ret;
+
+	elf_fixture__sparse_claims(tpath("sparse.so"));
+	before = elf_fixture__maxrss_kb();
+	ret = feat__build_id_file(tpath("sparse.so"), id);
+	ck_assert_int_lt(elf_fixture__maxrss_kb() - before, 32 << 10);
+	ck_assert_int_eq(ret, -ENOEXEC);
+}
+END_TEST
+
+/* The path of a mapping may have been changed by its process since: a directory on the way
+ * replaced by a symlink (to make the recorder open a file of the process's choice) is not
+ * followed, and a FIFO is refused without waiting for a writer. */
+START_TEST(test_build_id_hostile_paths)
+{
+	char dir[PATH_MAX], link[PATH_MAX], through[PATH_MAX + 16];
+	uint8_t id[FEAT_BUILD_ID_MAX];
+	const uint8_t want[20] = { 1 };
+
+	snprintf(dir, sizeof(dir), "%s", tpath("real"));
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(through, sizeof(through), "%s/lib.so", dir);
+	write_many_notes_elf(through, 1, want);
+	ck_assert_int_eq(feat__build_id_file(through, id), 20);
+	snprintf(link, sizeof(link), "%s", tpath("link"));
+	ck_assert_int_eq(symlink(dir, link), 0);
+	snprintf(through, sizeof(through), "%s/lib.so", link);
+	ck_assert_int_eq(feat__build_id_file(through, id), -ELOOP);
+	ck_assert_int_eq(mkfifo(tpath("fifo.so"), 0600), 0);
+	ck_assert_int_eq(feat__build_id_file(tpath("fifo.so"), id), -ENOEXEC);
+}
+END_TEST
+
+/* A process that maps one file under endless new paths (renaming it between mmaps, each path
+ * near PATH_MAX) must not grow the writer without bound: 50,000 paths of 3,000 bytes were
+ * 150 MB of DSO entries until the file's end; the table keeps 16384 or 8 MiB at most. */
+START_TEST(test_dso_table_bounded)
+{
+	struct perf_writer *w = open_simple(tpath("dsos.data"));
+	char path[3001];
+	long before;
+
+	ck_assert_ptr_nonnull(w);
+	memset(path, 'p', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = 0;
+	before = elf_fixture__maxrss_kb();
+	for (int i = 0; i < 50000; i++) {
+		snprintf(path + 1, 12, "%011d", i);
+		path[12] = 'p';
+		ck_assert_int_eq(perf_writer__add_dso(w, path, false), 0);
+	}
+	ck_assert_int_lt(elf_fixture__maxrss_kb() - before, 32 << 10);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
 }
 END_TEST
 
@@ -1458,6 +1506,9 @@ Suite *perf_writer_suite(void)
 	tcase_add_test(tc, test_build_ids);
 	tcase_add_test(tc, test_notes_parser);
 	tcase_add_test(tc, test_build_id_many_notes);
+	tcase_add_test(tc, test_build_id_sparse_claims);
+	tcase_add_test(tc, test_build_id_hostile_paths);
+	tcase_add_test(tc, test_dso_table_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

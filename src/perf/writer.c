@@ -37,6 +37,12 @@
 /* perf's PERF_RECORD_MISC_BUILD_ID_SIZE: the entry's size byte holds the id length. */
 #define MISC_BUILD_ID_SIZE (1 << 15)
 #define DSO_BUCKETS 1024
+/* The files a recording names for the build-id table, at most: a process may map executable
+ * files under as many new paths as it likes (4 KiB each, and they compress to nothing in the
+ * file), so the table is bounded; the ones past it get no build id, as perf gives none to a
+ * file it could not read. */
+#define DSO_MAX 16384
+#define DSO_BYTES_MAX (8 << 20)
 /* Kept allocated past the data for the file's end: lost-count records, pause statistics and the
  * feature sections, ~10 KiB plus ~100 bytes per DSO with a build id. */
 #define END_RESERVE (256 * 1024)
@@ -112,6 +118,8 @@ struct perf_writer {
 	const struct creds *creds; /* to read mapped files with; NULL: ours */
 	pthread_mutex_t dso_lock;
 	struct pw_dso *dsos[DSO_BUCKETS];
+	size_t nr_dsos, dso_bytes;
+	uint64_t dsos_dropped;     /* past DSO_MAX or DSO_BYTES_MAX */
 };
 
 /* pwrite all of buf at off, retrying short writes and EINTR. Returns 0 or -errno. */
@@ -402,6 +410,11 @@ int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel)
 	for (d = w->dsos[b]; d; d = d->next)
 		if (d->kernel == kernel && strcmp(d->path, path) == 0)
 			break;
+	if (!d && (w->nr_dsos >= DSO_MAX || w->dso_bytes + len + 1 > DSO_BYTES_MAX)) {
+		w->dsos_dropped++;
+		pthread_mutex_unlock(&w->dso_lock);
+		return 0;
+	}
 	if (!d) {
 		d = malloc(sizeof(*d) + len + 1);
 		if (!d) {
@@ -412,6 +425,8 @@ int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel)
 		d->kernel = kernel;
 		d->next = w->dsos[b];
 		w->dsos[b] = d;
+		w->nr_dsos++;
+		w->dso_bytes += len + 1;
 	}
 	pthread_mutex_unlock(&w->dso_lock);
 	return 0;

@@ -98,8 +98,9 @@ void perf_writer__note_compression(struct perf_writer *w, uint64_t raw, uint64_t
 /* Register a DSO seen in an MMAP2 record so BUILD_ID can be written at finalize (only ids that
  * can be read correctly from the file on disk are written; the file is read at finalize).
  * kernel with a path starting "[kernel.kallsyms]" stands for the running kernel (id from
- * /sys/kernel/notes); other kernel paths (modules) are skipped. Duplicates are ignored.
- * Returns 0 or -ENOMEM. */
+ * /sys/kernel/notes); other kernel paths (modules) are skipped. Duplicates are ignored, and so
+ * is every new path once 16384 or 8 MiB of paths are registered (a process may map files under
+ * endless new paths). Returns 0 or -ENOMEM. */
 int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel);
 /* Register the DSO that an MMAP or MMAP2 record maps, when BUILD_ID may name it: an executable
  * mapping of a file, "[vdso]" (id read from the recorder's own vDSO) or the kernel's
