@@ -90,12 +90,31 @@ static void on_gone(void *ctx, struct ctl_client *c, bool orderly)
 	jobs__gone(ctx, c, orderly);
 }
 
+/* Refused connections are logged REFUSALS_LOGGED a second at most: a user connecting in a
+ * loop would otherwise write thousands of lines a second to the journal. The rest are
+ * counted, and said with the next line logged. */
+#define REFUSALS_LOGGED 10
 static void on_refused(void *ctx, const struct ctl_peer *peer, const char *why)
 {
 	struct daemon *d = ctx;
+	uint64_t now = clock__ms();
 
+	if (now - d->refusals_since_ms >= 1000) {
+		d->refusals_since_ms = now;
+		d->refusals_logged = 0;
+	}
+	if (d->refusals_logged >= REFUSALS_LOGGED) {
+		d->refusals_unlogged++;
+		return;
+	}
+	d->refusals_logged++;
 	daemon__log(d, LOG_NOTICE, "control: pid %d uid %u: %s", (int)peer->pid, (unsigned int)peer->uid,
 	      why);
+	if (d->refusals_unlogged) {
+		daemon__log(d, LOG_NOTICE, "control: %llu more refusals were not logged (at most %d "
+			    "a second are)", (unsigned long long)d->refusals_unlogged, REFUSALS_LOGGED);
+		d->refusals_unlogged = 0;
+	}
 }
 
 static int open_ctl(struct daemon *d)

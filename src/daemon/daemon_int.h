@@ -137,6 +137,8 @@ struct daemon {
 	} handovers[MAX_JOBS];
 	size_t nr_handovers;
 	uint64_t ctl_count;
+	uint64_t refusals_since_ms, refusals_unlogged; /* on_refused's rate of log lines */
+	unsigned int refusals_logged;
 	bool setup;                 /* daemon__setup loaded the configuration */
 	char err[512];
 };

@@ -176,7 +176,7 @@ cat big.err
 # 6c. Recordings of one member: half of control_max_sessions (4) at most, so that another
 # member still gets one while they run.
 mkdir m2 && chown "$M2" m2
-_m_recordings() { grep -c "control: recording pid .* for uid $MUID," "$T/daemon.log"; }
+_m_recordings() { grep -c "control: recording pid .* for uid $MUID," "$T/daemon.log" || true; }
 before=$(_m_recordings)
 hogs=
 for k in 1 2; do
@@ -190,7 +190,7 @@ wait_until "the member's two recordings" _two_recording
 rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -d 1 -o hog3.data -q -- "$UB/spin_threads" 0.1) 2> hog3.err || rc=$?
 assert_eq "$rc" 1 "the member's third recording at once"
 grep -q "your uid already has 2 recordings" hog3.err || { cat hog3.err; fail "the per-user share's message"; }
-(cd m2 && as "$M2" "$UB/precord" ctl -s "$S" record -o other.data -q -- "$UB/spin_threads" 0.1) 2> other.err ||
+(cd m2 && as "$M2" "$UB/precord" ctl -s "$S" record -o other.data -q -- "$UB/spin_threads" 0.1) > /dev/null 2> other.err ||
 	{ cat other.err; fail "another member refused while one holds its share of recordings"; }
 kill "$(head -1 hog1.pid)" "$(head -1 hog2.pid)"
 for h in $hogs; do wait "$h" || { cat hog*.err; fail "the member's recordings after their commands ended"; }; done
@@ -209,6 +209,20 @@ for i in 1 2 3; do
 	"$PRECORD" ctl -s "$S" status > /dev/null || fail "root locked out by a member's connections"
 	as "$M2" "$UB/precord" ctl -s "$S" status > /dev/null || fail "a member locked out by another's connections"
 done
+
+# 7b. A non-member connecting in a loop: refused every time, and logged 10 times a second at
+# most (the journal is not flooded), the rest counted in a line of their own.
+NUID=$(id -u "$N")
+_refusals() { grep -c "control: pid [0-9]* uid $NUID: " "$T/daemon.log" || true; }
+before=$(_refusals)
+t0=$(date +%s)
+for i in $(seq 150); do as "$N" "$UB/precord" ctl -s "$S" status > /dev/null 2>&1 || true; done
+t1=$(date +%s)
+logged=$(($(_refusals) - before))
+echo "refusals: 150 in $((t1 - t0 + 1)) s or less, $logged logged"
+assert_le "$logged" $((10 * (t1 - t0 + 2))) "refusal lines logged"
+_summarized() { as "$N" "$UB/precord" ctl -s "$S" status > /dev/null 2>&1; grep -q "more refusals were not logged" "$T/daemon.log"; }
+wait_until "the count of the refusals not logged" _summarized
 
 # 8. A FIFO behind a mapped file: rotation and status must not wait on it.
 cp "$W/map_then_fifo" n/lib.so; chown "$N" n/lib.so
