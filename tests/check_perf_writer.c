@@ -1324,7 +1324,7 @@ static void write_many_notes_elf(const char *path, size_t n, const uint8_t id[20
 {
 	size_t shoff = sizeof(Elf64_Ehdr), nsec = n + 2;
 	size_t zeros = shoff + nsec * sizeof(Elf64_Shdr), idnote = zeros + (64 << 10);
-	uint8_t note[64];
+	uint8_t note[128]; /* put_note clears 64 bytes past the header */
 	size_t notelen = put_note(note, NT_GNU_BUILD_ID, "GNU", id, 20);
 	Elf64_Ehdr eh = elf_fixture__ehdr(shoff, (uint16_t)nsec);
 	FILE *f = fopen(path, "we");

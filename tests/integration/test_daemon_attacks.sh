@@ -21,6 +21,9 @@ useradd -M -N -s /bin/sh -G "$G" "$M2" || fail "useradd $M2"
 useradd -M -N -s /bin/sh "$N" || fail "useradd $N"
 MUID=$(id -u "$M")
 as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"; }
+# unlist PID...: drop ended processes from PIDS, which the cleanup kills: a pid that is free
+# again may be another process by then (another test's, on the same machine)
+unlist() { for _p in "$@"; do PIDS=$(echo " $PIDS " | sed "s/ $_p / /g"); done; }
 # bg_as USER CMD...: in the background, so that $! is CMD's own pid
 bg_as() { u=$1; shift; exec setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"; }
 chmod 755 "$T"
@@ -75,7 +78,7 @@ assert_eq "$rc" 1 "member recording a set-gid program"
 grep -q "the kernel refused" sg.err || { cat sg.err; fail "set-gid refusal message"; }
 # the member's advice, not the root recorder's ("even as root", "grant CAP_PERFMON")
 ! grep -q "even as root\|CAP_PERFMON" sg.err || { cat sg.err; fail "a member told root's remedies"; }
-kill "$sg"
+kill "$sg"; wait "$sg" 2> /dev/null || true; unlist "$sg"
 
 # 1b. The member asks from a user namespace of its own, where it holds every capability
 # (CapEff full in /proc/PID/status, but over nothing outside that namespace): a root
@@ -88,7 +91,7 @@ if as "$M" unshare -Ur true 2> /dev/null; then
 	! leaks m/userns.data || fail "a member in its own user namespace recorded a root process's secret"
 	assert_eq "$rc" 1 "member in a user namespace recording a root process"
 	grep -q "the kernel refused" userns.err || { cat userns.err; fail "user namespace refusal message"; }
-	kill "$rs"
+	kill "$rs"; wait "$rs" 2> /dev/null || true; unlist "$rs"
 else
 	echo "note: no user namespace for users here; case 1b not run"
 fi
@@ -100,7 +103,7 @@ pid=$(ready drop.out)
 rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -d 1 -o drop.data -q) 2> drop.err || rc=$?
 ! leaks m/drop.data || fail "the member recorded a root process that dropped to its uid"
 assert_eq "$rc" 1 "member recording a process that dropped to its uid"
-kill "$dr"
+kill "$dr"; wait "$dr" 2> /dev/null || true; unlist "$dr"
 
 # 3. A root worker thread in a process whose main thread is the member's.
 "$W/secret_holder" thread "$MUID" "$T/secret.root" 3600 > thr.out &
@@ -109,7 +112,7 @@ pid=$(ready thr.out)
 rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -d 1 -o thr.data -q) 2> thr.err || rc=$?
 ! leaks m/thr.data || fail "the member recorded a root thread"
 assert_eq "$rc" 1 "member recording a process with a root thread"
-kill "$th"
+kill "$th"; wait "$th" 2> /dev/null || true; unlist "$th"
 
 # 4. The kernel: at perf_event_paranoid >= 2 a member records no kernel sample nor map.
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
@@ -150,7 +153,7 @@ pid=$(ready many.out)
 rc=0; (cd m && as "$M" "$UB/precord" ctl -s "$S" record -p "$pid" -d 1 -o many.data -q) 2> many.err || rc=$?
 assert_eq "$rc" 1 "recording 1200 threads"
 grep -q "file descriptors, more than the limit" many.err || { cat many.err; fail "fd limit message"; }
-kill "$mt"
+kill "$mt"; wait "$mt" 2> /dev/null || true; unlist "$mt"
 (cd m && as "$M" "$UB/precord" ctl -s "$S" record -o small.data -q -- "$UB/spin_threads" 0.3) > /dev/null ||
 	fail "a small recording after the refused one"
 
@@ -168,6 +171,7 @@ PIDS="$PIDS $(head -1 big.pid)"
 wait_for big.err "precord ctl: wrote\|precord ctl record:"
 kill "$(head -1 big.pid)"
 rc=0; wait "$rec" || rc=$?
+unlist "$(head -1 big.pid)"
 [ "$rc" = 0 ] || { cat big.err; fail "a large control recording (exit $rc)"; }
 grep -q "stopped-at-the-control-budget" big.err || { cat big.err; fail "a control recording outgrew its budget"; }
 assert_le "$(stat -c %s m/big.data)" $((4 * 1024 * 1024 + 256 * 1024)) "size of a control recording stopped at the budget"
@@ -194,12 +198,15 @@ grep -q "your uid already has 2 recordings" hog3.err || { cat hog3.err; fail "th
 	{ cat other.err; fail "another member refused while one holds its share of recordings"; }
 kill "$(head -1 hog1.pid)" "$(head -1 hog2.pid)"
 for h in $hogs; do wait "$h" || { cat hog*.err; fail "the member's recordings after their commands ended"; }; done
+unlist "$(head -1 hog1.pid)" "$(head -1 hog2.pid)"
 
 # 7. Idle connections of one member: root and another member still get an answer.
+atts=
 for i in $(seq 40); do
 	as "$M" "$UB/ctl_raw" "$S" --silent 600 > "att$i.out" 2>&1 &
-	PIDS="$PIDS $!"
+	atts="$atts $!"
 done
+PIDS="$PIDS $atts"
 # each waits for the daemon's answer: busy, or (2 s later) no request in time
 _busy() { grep -qs "busy" att*.out; }
 _all_answered() { [ "$(cat att*.out 2>/dev/null | grep -c '<closed>')" -ge 40 ]; }
@@ -209,6 +216,9 @@ for i in 1 2 3; do
 	"$PRECORD" ctl -s "$S" status > /dev/null || fail "root locked out by a member's connections"
 	as "$M2" "$UB/precord" ctl -s "$S" status > /dev/null || fail "a member locked out by another's connections"
 done
+# each ends once the daemon has closed its connection (2 s without a request at most)
+for p in $atts; do wait "$p" || true; done
+unlist $atts
 
 # 7b. A non-member connecting in a loop: refused every time, and logged 10 times a second at
 # most (the journal is not flooded), the rest counted in a line of their own.
@@ -232,7 +242,7 @@ wait_for fifo.out mapped
 as "$N" sh -c "rm -f '$T/n/lib.so' && mkfifo '$T/n/lib.so'"
 timeout 120 "$PRECORD" ctl -s "$S" rotate > /dev/null || fail "rotate with a FIFO behind a mapped path (exit $?)"
 timeout 120 "$PRECORD" ctl -s "$S" status > /dev/null || fail "status after the FIFO rotation"
-kill "$mf"
+kill "$mf"; wait "$mf" 2> /dev/null || true; unlist "$mf"
 
 # 9. A reload with an event that does not exist: --check says so, recording goes on.
 conf bad.conf frequency=49 "socket_group=$G" compression=0 rotate_size=4M max_total_size=16M \
