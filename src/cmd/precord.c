@@ -464,7 +464,14 @@ static int parse_option(int c, const char *arg, struct args *a)
 static int check_output(const char *path)
 {
 	char what[PATH_MAX + 96];
-	int r = fileio__check_seekable(path, what, sizeof(what));
+	int r;
+
+	/* perf's -o - writes a pipe-mode stream to standard output; precord has no pipe mode */
+	if (!strcmp(path, "-"))
+		return usage_err("cannot write -o -: precord writes perf.data with seeks, so not to "
+				 "standard output (perf's pipe mode); record to a file, then read it "
+				 "from there (or name a file called '-' as ./-)");
+	r = fileio__check_seekable(path, what, sizeof(what));
 
 	if (r == -EINVAL && !strncmp(what, "in ", 3))
 		return usage_err("cannot write -o %s: it would be %s (%s)", path, what,

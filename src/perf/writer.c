@@ -116,6 +116,8 @@ struct perf_writer {
 	size_t nr_priv;
 
 	const struct creds *creds; /* to read mapped files with; NULL: ours */
+	char *path;                /* as opened, for perf_writer__discard */
+	bool moved_old;            /* a file there was moved to path.old */
 	pthread_mutex_t dso_lock;
 	struct pw_dso *dsos[DSO_BUCKETS];
 	size_t nr_dsos, dso_bytes;
@@ -983,6 +985,21 @@ out:
 	return r;
 }
 
+static void undo_open(const char *path, bool moved);
+
+void perf_writer__discard(struct perf_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+		if (w->path)
+			undo_open(w->path, w->moved_old);
+	}
+	perf_writer__free(w);
+}
+
 void perf_writer__free(struct perf_writer *w)
 {
 	if (!w)
@@ -996,6 +1013,7 @@ void perf_writer__free(struct perf_writer *w)
 		free(w->events[i].ids);
 	}
 	free(w->events);
+	free(w->path);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
@@ -1228,7 +1246,9 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
 		goto err;	/* not ours to remove */
 	}
 	fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK);
-	r = write_prefix(w);
+	w->moved_old = moved;
+	w->path = strdup(path);
+	r = w->path ? write_prefix(w) : -ENOMEM;
 	if (r == 0)
 		r = reserve(w, w->data_offset, END_RESERVE); /* room for the file's end */
 	if (r < 0) {

@@ -697,6 +697,14 @@ static void setup_attrs(struct record *rec, bool command)
 }
 
 /* The events the user listed (--off-cpu's tracepoint comes after them). */
+static bool events_include_kernel(const struct record *rec)
+{
+	for (size_t i = 0; i < rec->nr_ev; i++)
+		if (!rec->attrs[i].exclude_kernel)
+			return true;
+	return false;
+}
+
 static size_t n_user_events(const struct record *rec)
 {
 	return rec->nr_ev - (rec->o.off_cpu ? 1 : 0);
@@ -723,6 +731,16 @@ static int open_events(struct record *rec, bool command)
 			/* kernels before 6.0 have no PERF_FORMAT_LOST: the LOST records remain */
 			for (size_t i = 0; i < rec->nr_ev; i++)
 				rec->ev[i].attr.read_format = 0;
+		}
+		if (!f.at_mmap && (f.err == EACCES || f.err == EPERM) && !rec->o.user_only &&
+		    !rec->o.creds && geteuid() != 0 && !rec->attrs[f.attr].exclude_kernel) {
+			/* as perf: a user kept from the kernel (perf_event_paranoid above 1)
+			 * records user space only */
+			notice(rec, "this user may not record the kernel (kernel.perf_event_paranoid "
+				    "is %ld): recording user space only, as with ':u'",
+			       creds__paranoid());
+			rec->o.user_only = true;
+			continue;
 		}
 		if (!f.at_mmap && event__is_hardware(&rec->ev[f.attr]) &&
 		    (f.err == ENOENT || f.err == ENODEV || f.err == ENXIO || f.err == EOPNOTSUPP)) {
@@ -914,6 +932,13 @@ static int synthesize(struct record *rec, bool command)
 	int err;
 
 	err = rec->o.user_only ? 0 : synthesize__kernel_mmap(&so, synth_emit_kernel, rec);
+	if (err == -EACCES || err == -ENOENT) {
+		/* kernel addresses hidden from this user (kptr_restrict): no kernel map, as perf */
+		if (events_include_kernel(rec))
+			notice(rec, "kernel addresses are hidden from this user (/proc/kallsyms shows "
+				    "0, see kernel.kptr_restrict): kernel samples will have no symbols");
+		err = 0;
+	}
 	if (!err)
 		err = synthesize_cgroups(rec, &so);
 	if (err)
@@ -1307,8 +1332,12 @@ int record__start(struct record *rec)
 		err = watch_rings(rec);
 	if (!err && !follow && (err = evlist__enable(rec->el)))
 		seterr(rec, "cannot enable the events: %s", strerror(-err));
-	if (err)
+	if (err) {
+		/* nothing recorded: the file that was there stays */
+		perf_writer__discard(rec->w);
+		rec->w = NULL;
 		return err;
+	}
 	rec->started = true;
 	rec->t0_ns = clock__ns();
 	rec->steal0_ns = topology__steal_ns("/proc");

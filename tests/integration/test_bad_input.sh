@@ -78,4 +78,11 @@ precord -o /dev/stdout true 2> e.txt | cat > /dev/null
 set -e
 grep -q "cannot write -o /dev/stdout: it is a named pipe (FIFO).*precord cannot write to a pipe" e.txt || { cat e.txt; fail "precord -o /dev/stdout into a pipe: message"; }
 [ ! -e perf.data ] || fail "a failed start left perf.data behind"
+expect 2 "cannot write -o -: precord writes perf.data with seeks" -- -o - true
+[ ! -e ./- ] || fail "precord -o - made a file named '-'"
+# A start that fails after the file was made (the description of the running processes
+# passes --max-size): the file that was there stays as it was, and no .old appears.
+echo good > keep.data
+expect 125 "the description of the running processes alone passes the size limit" -- --max-size 4K -a -o keep.data -- true
+[ "$(cat keep.data)" = good ] && [ ! -e keep.data.old ] || { ls -la keep.data*; fail "a failed start replaced the file that was there"; }
 echo ok
