@@ -8,7 +8,6 @@
 #include <gelf.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/elfhdr.h"
+#include "perf/buildid_cache.h"
 #include "unwind/elfcache.h"
 #include "unwind/inlines.h"
 #include "unwind/symbols.h"
@@ -664,29 +664,10 @@ static size_t hash_key(const char *path, const uint8_t *id, size_t len)
 	return h;
 }
 
-/* The user's own home: $HOME when it is an absolute path to a directory of the effective user
- * (perf takes $HOME as it is; a daemon or a sudo may pass on another user's, which must not
- * decide what this user's report reads), else the password database's; NULL: none. */
-static const char *own_home(char *buf, size_t size)
-{
-	const char *home = getenv("HOME");
-	struct passwd pw, *res = NULL;
-	struct stat st;
-
-	if (home && home[0] == '/' && stat(home, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    st.st_uid == geteuid())
-		return home;
-	if (getpwuid_r(geteuid(), &pw, buf, size, &res) || !res || !res->pw_dir ||
-	    res->pw_dir[0] != '/')
-		return NULL;
-	return res->pw_dir;
-}
-
 struct elfcache *elfcache__new(const struct elfcache_opts *opts)
 {
 	struct elfcache *c = calloc(1, sizeof(*c));
-	char buf[4096], pwbuf[4096];
-	const char *home;
+	char buf[4096];
 
 	if (!c)
 		goto nomem;
@@ -696,11 +677,8 @@ struct elfcache *elfcache__new(const struct elfcache_opts *opts)
 	c->debug_dir = strdup(opts && opts->debug_dir ? opts->debug_dir : "/usr/lib/debug");
 	if (opts && opts->buildid_dir)
 		c->buildid_dir = strdup(opts->buildid_dir);
-	else {
-		home = own_home(pwbuf, sizeof(pwbuf));
-		snprintf(buf, sizeof(buf), "%s%s", home ? home : "", home ? "/.debug" : "");
-		c->buildid_dir = strdup(buf);
-	}
+	else
+		c->buildid_dir = strdup(buildid_cache__default_dir(buf, sizeof(buf)) ? buf : "");
 	if (!c->buckets || !c->debug_dir || !c->buildid_dir)
 		goto nomem;
 	return c;

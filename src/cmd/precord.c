@@ -16,6 +16,7 @@
 #include "lib/cleanup.h"
 #include "lib/fileio.h"
 #include "lib/human.h"
+#include "perf/buildid_cache.h"
 #include "record/record.h"
 #include "cmd/cli.h"
 #include "cmd/subcmd.h"
@@ -65,6 +66,8 @@ static void usage(FILE *f)
 "      --no-compress          write records uncompressed\n"
 "      --max-size SIZE        stop once the file holds SIZE of data (e.g. 500M); what\n"
 "                             the rings still bring is counted lost, not written\n"
+"  -N, --no-buildid-cache     do not add the recorded files to ~/.debug (perf's build-id\n"
+"                             cache, where perf report and preport find them later)\n"
 "      --switch-events        record context switches\n"
 "      --all-cgroups          record each sample's cgroup (perf report --sort cgroup,\n"
 "                             preport --sort cgroup or unit)\n"
@@ -237,6 +240,7 @@ enum {
 	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION, OPT_FILTER, OPT_OFF_CPU, OPT_ALL_CGROUPS,
 	OPT_MAX_SIZE,
 };
+static bool no_buildid_cache;
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -248,6 +252,7 @@ static const struct option longopts[] = {
 	{ "compression-level", optional_argument, NULL, 'z' },
 	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "no-buildid-cache", no_argument, NULL, 'N' },
 	{ "switch-events", no_argument, NULL, OPT_SWITCH },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
@@ -420,6 +425,7 @@ static int parse_option(int c, const char *arg, struct args *a)
 		o->comp_level = (int)v;
 		break;
 	case OPT_NO_COMPRESS: o->comp_level = 0; break;
+	case 'N': no_buildid_cache = true; break;
 	case OPT_MAX_SIZE:
 		if (parse__size(arg, &o->max_size, NULL) < 0 || o->max_size < 4096)
 			r = usage_err("invalid size '%s' for --max-size: expected at least 4K, in "
@@ -682,6 +688,7 @@ int main(int argc, char **argv)
 			.alert = on_alert,
 		},
 	};
+	char cache[PATH_MAX];
 	int c, r;
 
 	if (argc > 1 && !strcmp(argv[1], "bench"))
@@ -690,12 +697,14 @@ int main(int argc, char **argv)
 		return subcmd_ctl(argc - 1, argv + 1);
 
 	/* '+': stop at the first non-option, which starts the command */
-	while ((c = getopt_long(argc, argv, "+o:e:F:c:gm:z::aC:p:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:e:F:c:gm:z::aC:p:qvhN", longopts, NULL)) != -1) {
 		r = parse_option(c, optarg, &a);
 		if (r >= 0)
 			goto out;
 	}
 	r = check_args(&a, argc, argv);
+	if (r < 0 && !no_buildid_cache)
+		a.o.buildid_cache = buildid_cache__default_dir(cache, sizeof(cache));
 	if (r < 0)
 		r = run(&a.o);
 out:

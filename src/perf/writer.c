@@ -31,6 +31,7 @@
 #include "lib/clock.h"
 #include "lib/creds.h"
 #include "perf/compress.h"
+#include "perf/buildid_cache.h"
 #include "perf/features.h"
 #include "perf/abi.h"
 
@@ -117,6 +118,7 @@ struct perf_writer {
 
 	const struct creds *creds; /* to read mapped files with; NULL: ours */
 	char *path;                /* as opened, for perf_writer__discard */
+	char *buildid_cache;       /* opts->buildid_cache, copied */
 	bool moved_old;            /* a file there was moved to path.old */
 	pthread_mutex_t dso_lock;
 	struct pw_dso *dsos[DSO_BUCKETS];
@@ -622,6 +624,9 @@ static int build_ids_fn(void *p)
 			if (len > 0) {
 				put_build_id(b, d->path, PERF_RECORD_MISC_USER, id, len);
 				n++;
+				if (w->buildid_cache)
+					buildid_cache__add(w->buildid_cache, d->path, id,
+							   (size_t)len);
 			}
 		}
 	}
@@ -1014,6 +1019,7 @@ void perf_writer__free(struct perf_writer *w)
 	}
 	free(w->events);
 	free(w->path);
+	free(w->buildid_cache);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
@@ -1211,6 +1217,10 @@ struct perf_writer *perf_writer__open(const char *path, const struct perf_writer
 	if (r < 0)
 		goto err;
 	w->creds = opts->creds;
+	if (opts->buildid_cache && !(w->buildid_cache = strdup(opts->buildid_cache))) {
+		r = -ENOMEM;
+		goto err;
+	}
 	/* what is not a regular file is refused, untouched (ESPIPE: the file is written with
 	 * seeks); precord's CLI says so more clearly, before anything starts */
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {

@@ -51,6 +51,9 @@ struct perf_writer_opts {
 	 * may bring: one that would go past it fails with -EFBIG and nothing written, and
 	 * perf_writer__limit_hit() says so from then on. The closing records still fit. 0: none. */
 	uint64_t max_data_size;
+	/* perf's build-id cache (perf/buildid_cache.h) to add each file with a build id to, at
+	 * finalize, as perf record does; NULL: none. */
+	const char *buildid_cache;
 };
 
 /* Create path (O_CLOEXEC, 0600 like perf), write the header and attrs and allocate the space

@@ -830,6 +830,7 @@ static int open_file(struct record *rec)
 	wo.tracing_len = rec->tracing_len;
 	wo.creds = rec->o.creds;
 	wo.clock = &clock;
+	wo.buildid_cache = rec->o.buildid_cache;
 	rec->w = perf_writer__open(rec->o.output, &wo);
 	if (!rec->w) {
 		int e = errno;

@@ -50,6 +50,9 @@ struct record_opts {
 	unsigned int low_permille;
 	bool high_given;               /* --high-watermark was given: never lowered */
 	bool keep_old;                 /* rename an existing output to .old (default true) */
+	/* perf's build-id cache to add the recorded files to, as perf record does (precord's
+	 * default: the user's ~/.debug; -N, --no-buildid-cache: none). NULL: none. */
+	const char *buildid_cache;
 	/* Another user's recording (precordd): events are opened, /proc/PID files and mapped
 	 * files read with these credentials, so the kernel decides what may be recorded
 	 * (creds__run). NULL: the caller's own. */

@@ -36,4 +36,24 @@ cp -a "$HOME/.debug" "$T/other/"
 chown -R 65534 "$T/other"
 HOME="$T/other" preport -i after.data --no-children -g none --sort sym 2> /dev/null > other.out
 ! grep -q 'spin_static' other.out || fail "preport read the build-id cache of a \$HOME the user does not own"
+
+# precord fills the same cache, as perf record does: a fresh $HOME, an unstripped program
+# recorded, then stripped and recorded again; perf report and preport both name its functions
+# from the copy precord left. With -N, nothing is added.
+export HOME="$T/home2"
+mkdir -p "$HOME"
+cc -O1 -Wl,--build-id -o prog2 prog.c || fail "cc failed"
+precord -q -N -o n.data -- ./prog2 > /dev/null 2>&1 || fail "precord -N failed"
+[ ! -e "$HOME/.debug" ] || fail "precord -N added to the build-id cache"
+precord -q -o before2.data -- ./prog2 > /dev/null 2>&1 || fail "precord (unstripped) failed"
+id=$(perf buildid-list -i before2.data 2> /dev/null | awk -v p="$PWD/prog2" '$2 == p { print $1 }')
+[ -n "$id" ] || fail "no build id of prog2 in precord's file"
+short=$(echo "$id" | cut -c3-)
+cmp -s "$HOME/.debug/.build-id/$(echo "$id" | cut -c1-2)/$short/elf" prog2 ||
+	{ find "$HOME/.debug" | head -20; fail "precord put no copy of prog2 under its build id in $HOME/.debug"; }
+strip -o prog2.stripped prog2 && mv prog2.stripped prog2
+precord -q -o after2.data -- ./prog2 > /dev/null 2>&1 || fail "precord (stripped) failed"
+sym_pct after2.data spin_static > perf2.pct
+close_to "$(cat perf2.pct)" 90 10 || fail "perf report names spin_static in $(cat perf2.pct)% of precord's recording of the stripped program"
+VIEWS="--no-children -g none --sort sym|--no-children -g none" MIN_ROWS=1 compare_reports "stripped, precord" after2.data
 echo ok
