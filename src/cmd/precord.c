@@ -555,6 +555,15 @@ static int check_args(struct args *a, int argc, char **argv)
 	if (o->lossless && o->system_wide)
 		return usage_err("--lossless cannot be used with -a: it pauses the profiled program, "
 				 "and a system cannot pause itself (record a command or -p PID)");
+	/* as perf record: -C without -p records every process on those CPUs (a command then
+	 * only says how long), not the command alone */
+	if (o->cpu_list && !a->nr_pids && !o->system_wide) {
+		if (o->lossless)
+			return usage_err("--lossless cannot be used with -C: -C records every process "
+					 "on those CPUs, as perf's does, and they cannot all be "
+					 "paused (record a command or -p PID on every CPU)");
+		o->system_wide = true;
+	}
 	o->cmdline_argc = argc;
 	o->cmdline_argv = argv;
 	r = check_pids(a);

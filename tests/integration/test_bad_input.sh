@@ -79,6 +79,7 @@ set -e
 grep -q "cannot write -o /dev/stdout: it is a named pipe (FIFO).*precord cannot write to a pipe" e.txt || { cat e.txt; fail "precord -o /dev/stdout into a pipe: message"; }
 [ ! -e perf.data ] || fail "a failed start left perf.data behind"
 expect 2 "cannot write -o -: precord writes perf.data with seeks" -- -o - true
+expect 2 "--lossless cannot be used with -C: -C records every process on those CPUs" -- --lossless -C 0 true
 [ ! -e ./- ] || fail "precord -o - made a file named '-'"
 # A start that fails after the file was made (the description of the running processes
 # passes --max-size): the file that was there stays as it was, and no .old appears.

@@ -55,3 +55,16 @@ rc=0; (cd pathdir && PATH="$T/pathdir:$PATH" precord -o mytrue mytrue) > out 2> 
 assert_eq "$rc" 2 "precord -o mytrue mytrue (in PATH): exit status"
 [ -x pathdir/mytrue ] && [ ! -e pathdir/mytrue.old ] || fail "-o mytrue mytrue: the command was moved"
 echo ok
+
+# -C without -p records every process on those CPUs, as perf record -C does (it used to record
+# the command alone there): a spinner pinned to CPU 0 is in a recording of sleep on CPU 0.
+command -v taskset > /dev/null || skip "needs taskset"
+taskset -c 0 "$W/spin_threads" 60 > /dev/null &   # 60 s at most, should the test fail before its kill
+spin=$!
+wait_cpu "$spin" 50
+rc=0; precord -q -C 0 -o c0.data -- sleep 1 > out 2> err || rc=$?
+kill "$spin"; wait "$spin" 2> /dev/null || true
+assert_eq "$rc" 0 "precord -C 0 -- sleep 1: exit status"
+perf report -i c0.data --stdio --sort comm 2> /dev/null | grep -q 'spin_threads' ||
+	{ perf report -i c0.data --stdio --sort comm 2> /dev/null | head -20; fail "precord -C 0 did not record the other process on CPU 0"; }
+echo "ok: -C records every process on its CPUs"
