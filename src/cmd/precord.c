@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -477,6 +478,25 @@ static int check_output(const char *path)
 		return usage_err("cannot write -o -: precord writes perf.data with seeks, so not to "
 				 "standard output (perf's pipe mode); record to a file, then read it "
 				 "from there (or name a file called '-' as ./-)");
+	/* a symlink whose target cannot be made: say so, rather than fail at the start */
+	struct stat st, lst;
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) < 0 && errno == ENOENT) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+		target[n > 0 ? n : 0] = 0;
+		return usage_err("cannot write -o %s: it is a symlink to %s, whose directory does not "
+				 "exist (create it, or give another -o)", path, target);
+	}
+	/* the file there would become path.old: that name must be free for it */
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		char old[PATH_MAX + 8];
+
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (stat(old, &st) == 0 && S_ISDIR(st.st_mode))
+			return usage_err("cannot write -o %s: the file there would become %s, which is a "
+					 "directory (move it away, or give another -o)", path, old);
+	}
 	r = fileio__check_seekable(path, what, sizeof(what));
 
 	if (r == -EINVAL && !strncmp(what, "in ", 3))

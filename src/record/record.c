@@ -1117,6 +1117,28 @@ static int start_lossless(struct record *rec)
 	return err;
 }
 
+/* Why exec of cmd, a file that is there, said ENOENT: what it needs that is missing, into buf
+ * ("the interpreter its #! line names, /x/y", or its ELF loader). Returns false when cmd is not
+ * there after all. */
+static bool exec_interpreter(const char *cmd, char *buf, size_t size)
+{
+	char file[PATH_MAX], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	if (target__check_command(cmd, file, sizeof(file)) || !(f = fopen(file, "re")))
+		return false;
+	if (fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
+		char *p = line + 2;
+
+		p += strspn(p, " \t");
+		p[strcspn(p, " \t\n")] = 0;
+		snprintf(buf, size, "the interpreter its #! line names, %s,", p);
+	} else {
+		snprintf(buf, size, "its ELF loader (the interpreter it was linked for)");
+	}
+	return true;
+}
+
 /* The command, held before exec (and placed where it can be paused). */
 static int start_command(struct record *rec)
 {
@@ -1346,9 +1368,15 @@ int record__start(struct record *rec)
 	if (command) {
 		err = target__release(rec->tgt);
 		if (err) {
+			char interp[256];
+
 			rec->exec_err = -err;
-			seterr(rec, "cannot run '%s': %s%s", rec->o.argv[0], strerror(-err),
-			       err == -ENOENT ? " (is it in PATH?)" : "");
+			if (err == -ENOENT && exec_interpreter(rec->o.argv[0], interp, sizeof(interp)))
+				seterr(rec, "cannot run '%s': it is there, but %s does not exist",
+				       rec->o.argv[0], interp);
+			else
+				seterr(rec, "cannot run '%s': %s%s", rec->o.argv[0], strerror(-err),
+				       err == -ENOENT ? " (is it in PATH?)" : "");
 			return err;
 		}
 	}

@@ -80,6 +80,13 @@ grep -q "cannot write -o /dev/stdout: it is a named pipe (FIFO).*precord cannot 
 [ ! -e perf.data ] || fail "a failed start left perf.data behind"
 expect 2 "cannot write -o -: precord writes perf.data with seeks" -- -o - true
 expect 2 "--lossless cannot be used with -C: -C records every process on those CPUs" -- --lossless -C 0 true
+ln -s /nonexistent-dir/x dangling
+expect 2 "cannot write -o dangling: it is a symlink to /nonexistent-dir/x, whose directory does not exist" -- -o dangling true
+echo x > taken.data && mkdir taken.data.old
+expect 2 "the file there would become taken.data.old, which is a directory" -- -o taken.data true
+[ "$(cat taken.data)" = x ] || fail "-o taken.data: the file was touched"
+printf '#!/no/such/interpreter\necho hi\n' > badshebang.sh && chmod +x badshebang.sh
+expect 127 "it is there, but the interpreter its #! line names, /no/such/interpreter, does not exist" -- -o bs.data ./badshebang.sh
 [ ! -e ./- ] || fail "precord -o - made a file named '-'"
 # A start that fails after the file was made (the description of the running processes
 # passes --max-size): the file that was there stays as it was, and no .old appears.
