@@ -119,6 +119,7 @@ static void usage(FILE *f)
 "      --children         Children and Self columns (the default with call graphs;\n"
 "                         ignored, as by perf, in a file without call chains)\n"
 "      --no-children      Self only\n"
+"  -n, --show-nr-samples  a Samples column: each row's own samples\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
@@ -173,6 +174,7 @@ static const struct option longopts[] = {
 	{ "stdio", no_argument, NULL, OPT_STDIO },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+	{ "show-nr-samples", no_argument, NULL, 'n' },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "sort", required_argument, NULL, 's' },
@@ -283,6 +285,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_STDIO: break;
 	case OPT_CHILDREN: c->children = true; c->children_set = true; break;
 	case OPT_NO_CHILDREN: c->children = false; c->children_set = true; break;
+	case 'n': c->ro.show_nr_samples = true; break;
 	case OPT_INLINE: c->ro.no_inline = false; break;
 	case OPT_NO_INLINE: c->ro.no_inline = true; break;
 	case 's':
@@ -371,7 +374,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:j:c:C:qvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, "i:s:g:j:c:C:nqvh", longopts, NULL)) != -1)
 		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU : opt)) >= 0)
 			return e;
 	if (optind < argc) {

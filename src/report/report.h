@@ -91,6 +91,7 @@ struct report_opts {
 	enum report_sort_key sort_keys[REPORT_MAX_SORT_KEYS];
 	size_t nr_sort_keys;
 	bool no_children;         /* --no-children */
+	bool show_nr_samples;     /* -n: a Samples column (the row's own samples), as perf's */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
 	enum report_graph graph;
 	enum report_order order;

@@ -93,6 +93,13 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 			else
 				fprintf(fp, "%8s", "Overhead");
 		}
+		if (o->show_nr_samples) {
+			fputs("  ", fp);
+			if (line)
+				print_dots(fp, 12);
+			else
+				fprintf(fp, "%12s", "Samples");
+		}
 		for (size_t i = 0; i < o->nr_sort_keys; i++) {
 			const char *h = NULL;
 			size_t wd = 0;
@@ -153,6 +160,8 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 			rep_pct(e->self, r->total_period));
 	else
 		fprintf(fp, "  %7.2f%%", rep_pct(e->self, r->total_period));
+	if (o->show_nr_samples)
+		fprintf(fp, "  %12llu", (unsigned long long)e->nr_samples);
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		bool last = i + 1 == o->nr_sort_keys;
 		if (elided(r, o->sort_keys[i]))
