@@ -241,7 +241,6 @@ enum {
 	OPT_LOSSLESS, OPT_HIGH, OPT_LOW, OPT_VERSION, OPT_FILTER, OPT_OFF_CPU, OPT_ALL_CGROUPS,
 	OPT_MAX_SIZE,
 };
-static bool no_buildid_cache;
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -279,6 +278,7 @@ struct args {
 	pid_t *pids;
 	size_t nr_pids;
 	bool freq_set, period_set;
+	bool no_buildid_cache;      /* -N */
 };
 
 /* Report a usage error; returns EXIT_USAGE for the caller to return. */
@@ -426,7 +426,7 @@ static int parse_option(int c, const char *arg, struct args *a)
 		o->comp_level = (int)v;
 		break;
 	case OPT_NO_COMPRESS: o->comp_level = 0; break;
-	case 'N': no_buildid_cache = true; break;
+	case 'N': a->no_buildid_cache = true; break;
 	case OPT_MAX_SIZE:
 		if (parse__size(arg, &o->max_size, NULL) < 0 || o->max_size < 4096)
 			r = usage_err("invalid size '%s' for --max-size: expected at least 4K, in "
@@ -478,9 +478,11 @@ static int check_output(const char *path)
 		return usage_err("cannot write -o -: precord writes perf.data with seeks, so not to "
 				 "standard output (perf's pipe mode); record to a file, then read it "
 				 "from there (or name a file called '-' as ./-)");
+	struct stat st;
+	bool there = stat(path, &st) == 0;
+
 	/* a symlink whose target cannot be made: say so, rather than fail at the start */
-	struct stat st, lst;
-	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) < 0 && errno == ENOENT) {
+	if (!there && errno == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX];
 		ssize_t n = readlink(path, target, sizeof(target) - 1);
 
@@ -489,7 +491,7 @@ static int check_output(const char *path)
 				 "exist (create it, or give another -o)", path, target);
 	}
 	/* the file there would become path.old: that name must be free for it */
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (there && S_ISREG(st.st_mode) && st.st_size > 0) {
 		char old[PATH_MAX + 8];
 
 		snprintf(old, sizeof(old), "%s.old", path);
@@ -732,7 +734,7 @@ int main(int argc, char **argv)
 			goto out;
 	}
 	r = check_args(&a, argc, argv);
-	if (r < 0 && !no_buildid_cache)
+	if (r < 0 && !a.no_buildid_cache)
 		a.o.buildid_cache = buildid_cache__default_dir(cache, sizeof(cache));
 	if (r < 0)
 		r = run(&a.o);

@@ -133,7 +133,7 @@ size_t handover__count(const struct daemon *d, uid_t uid)
 	size_t n = 0;
 
 	for (size_t i = 0; i < d->nr_handovers; i++)
-		if (uid == (uid_t)-1 || d->handovers[i].uid == uid)
+		if (d->handovers[i].uid == uid)
 			n++;
 	return n;
 }

@@ -32,7 +32,7 @@ void handover__pump(struct daemon *d);
 void handover__drain(struct daemon *d, uint64_t max_ms);
 /* End every copy now. */
 void handover__clear(struct daemon *d);
-/* The copies in progress, of uid or ((uid_t)-1) of all, and the bytes their files hold. */
+/* The copies in progress of uid (d->nr_handovers: of all), and the bytes all their files hold. */
 size_t handover__count(const struct daemon *d, uid_t uid);
 uint64_t handover__bytes(const struct daemon *d);
 

@@ -279,7 +279,7 @@ void jobs__start(struct daemon *d, struct ctl_client *c, const struct ctl_reques
 	struct ctl_peer now = *peer;  /* authorized again below; the check keeps its reason here */
 	uint64_t duration = req->duration_ms ? req->duration_ms : d->cfg.control_max_duration_ms;
 
-	if (d->nr_jobs + handover__count(d, (uid_t)-1) >= d->cfg.control_max_sessions ||
+	if (d->nr_jobs + d->nr_handovers >= d->cfg.control_max_sessions ||
 	    d->nr_jobs >= MAX_JOBS) {
 		ctl_client__finish(c, "ERR busy: too many recordings at once, try again later", -1);
 		return;

@@ -4,6 +4,7 @@
 #include "daemon/compact.h"
 #include "daemon/daemon_int.h"
 #include "daemon/export.h"
+#include "lib/fileio.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -300,25 +301,14 @@ int retention__control_dir(struct daemon *d, char *buf, size_t size, char *err, 
 int retention__prepare_dir(struct daemon *d)
 {
 	char path[PATH_MAX], why[PATH_MAX + 200];
-	char *p;
 	int err;
 
 	/* mkdir -p, 0750: the recordings show what runs on the machine */
 	snprintf(path, sizeof(path), "%s", d->cfg.output_dir);
-	for (p = path + 1; ; p++) {
-		if (*p == '/' || !*p) {
-			char c = *p;
-
-			*p = 0;
-			if (mkdir(path, 0750) < 0 && errno != EEXIST) {
-				err = -errno;
-				daemon__set_error(d, "cannot create %s: %s", path, strerror(errno));
-				return err;
-			}
-			*p = c;
-			if (!c)
-				break;
-		}
+	err = fileio__mkdirs(path, 0750);
+	if (err) {
+		daemon__set_error(d, "cannot create %s: %s", path, strerror(-err));
+		return err;
 	}
 	if (geteuid() == 0 && unsafe_dir(d->cfg.output_dir, why, sizeof(why))) {
 		daemon__set_error(d, "output_dir %s is unsafe: %s", d->cfg.output_dir, why);
@@ -334,7 +324,7 @@ int retention__prepare_dir(struct daemon *d)
 		daemon__set_error(d, "cannot list %s: %s", d->cfg.output_dir, strerror(-err));
 		return err;
 	}
-	/* Recordings handed out by fd were unlinked; any left were cut short by a crash. */
+	/* Control recordings are unlinked as they start; any left were cut short by a crash. */
 	if (retention__control_dir(d, path, sizeof(path), why, sizeof(why)) < 0) {
 		daemon__set_error(d, "%s", why);
 		return -EPERM;

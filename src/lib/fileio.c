@@ -142,3 +142,19 @@ int fileio__check_seekable(const char *path, char *ret_what, size_t len)
 	free(copy);
 	return r;
 }
+
+int fileio__mkdirs(char *path, mode_t mode)
+{
+	for (char *p = path + 1; ; p++) {
+		char c = *p;
+
+		if (c != '/' && c)
+			continue;
+		*p = 0;
+		if (mkdir(path, mode) < 0 && errno != EEXIST)
+			return -errno; /* path names the directory */
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}

@@ -1,5 +1,6 @@
 /* Reading a whole file descriptor: /proc and sysfs files report size 0, so they are read to
- * their end, with EINTR retried. And the check that a path can take a file written with seeks. */
+ * their end, with EINTR retried. The check that a path can take a file written with seeks, and
+ * mkdir -p. */
 #ifndef PRECORD_LIB_FILEIO_H
 #define PRECORD_LIB_FILEIO_H
 
@@ -22,5 +23,10 @@ ssize_t fileio__read_full(int fd, void *buf, size_t len);
  * directory", "a named pipe (FIFO)", "a character device", "a file of the proc file system",
  * "in a directory that does not exist"...), or -errno of stat. */
 int fileio__check_seekable(const char *path, char *ret_what, size_t len);
+
+/* mkdir -p path with mode for every directory it makes (an existing one is fine). Returns 0,
+ * or -errno with path cut at the directory that could not be made, so that the caller can name
+ * it. */
+int fileio__mkdirs(char *path, mode_t mode);
 
 #endif

@@ -13,27 +13,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
-
-/* mkdir -p of path's every component (0755). */
-static int mkdirs(char *path)
-{
-	for (char *p = path + 1; ; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char c = *p;
-
-		*p = 0;
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-			int err = -errno;
-
-			*p = c;
-			return err;
-		}
-		*p = c;
-		if (!c)
-			return 0;
-	}
-}
+#include "lib/fileio.h"
 
 /* A copy of from at to (a new file: O_EXCL), removed again when it fails. */
 static int copy_file(const char *from, const char *to)
@@ -80,7 +60,7 @@ int buildid_cache__add(const char *dir, const char *path, const uint8_t *id, siz
 		return -ENAMETOOLONG;
 	snprintf(elf, sizeof(elf), "%s/elf", entry);
 	if (lstat(elf, &st) < 0) {
-		err = mkdirs(entry);
+		err = fileio__mkdirs(entry, 0755);
 		if (err)
 			return err;
 		/* a hard link costs nothing; across file systems (or where links are refused),
@@ -95,7 +75,7 @@ int buildid_cache__add(const char *dir, const char *path, const uint8_t *id, siz
 	snprintf(link_path, sizeof(link_path), "%s/%s", link_dir, hex + 2);
 	if (lstat(link_path, &st) == 0)
 		return 0;
-	err = mkdirs(link_dir);
+	err = fileio__mkdirs(link_dir, 0755);
 	if (err)
 		return err;
 	snprintf(target, sizeof(target), "../..%s/%s", path, hex);

@@ -122,8 +122,7 @@ struct perf_writer {
 	bool moved_old;            /* a file there was moved to path.old */
 	pthread_mutex_t dso_lock;
 	struct pw_dso *dsos[DSO_BUCKETS];
-	size_t nr_dsos, dso_bytes;
-	uint64_t dsos_dropped;     /* past DSO_MAX or DSO_BYTES_MAX */
+	size_t nr_dsos, dso_bytes;  /* bounded by DSO_MAX and DSO_BYTES_MAX */
 };
 
 /* pwrite all of buf at off, retrying short writes and EINTR. Returns 0 or -errno. */
@@ -415,9 +414,8 @@ int perf_writer__add_dso(struct perf_writer *w, const char *path, bool kernel)
 		if (d->kernel == kernel && strcmp(d->path, path) == 0)
 			break;
 	if (!d && (w->nr_dsos >= DSO_MAX || w->dso_bytes + len + 1 > DSO_BYTES_MAX)) {
-		w->dsos_dropped++;
 		pthread_mutex_unlock(&w->dso_lock);
-		return 0;
+		return 0; /* past the bound: no build id for it */
 	}
 	if (!d) {
 		d = malloc(sizeof(*d) + len + 1);

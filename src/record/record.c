@@ -696,7 +696,7 @@ static void setup_attrs(struct record *rec, bool command)
 	}
 }
 
-/* The events the user listed (--off-cpu's tracepoint comes after them). */
+/* Whether any event samples the kernel. */
 static bool events_include_kernel(const struct record *rec)
 {
 	for (size_t i = 0; i < rec->nr_ev; i++)
@@ -705,6 +705,7 @@ static bool events_include_kernel(const struct record *rec)
 	return false;
 }
 
+/* The events the user listed (--off-cpu's tracepoint comes after them). */
 static size_t n_user_events(const struct record *rec)
 {
 	return rec->nr_ev - (rec->o.off_cpu ? 1 : 0);
