@@ -354,6 +354,8 @@ static void check_real(const char *name, bool compressed)
 	ck_assert_int_ge(compare_with_perf(path_in(name), &st), nr_types(&st) + 1);
 	ck_assert_uint_gt(st.nr_by_type[PERF_RECORD_SAMPLE], 0);
 	ck_assert_uint_eq(st.nr_by_type[PERF_RECORD_COMPRESSED] > 0, compressed);
+	/* perf -z never ends its one frame */
+	ck_assert_int_eq(perf_reader__one_stream(r), compressed);
 
 	/* Features. */
 	ck_assert_ptr_nonnull(in->hostname);
@@ -840,6 +842,8 @@ static void write_frames_file(char *path, size_t len, const char *name,
 	perf_writer__free(w);
 }
 
+static bool frames_one_stream; /* perf_reader__one_stream of frames_file's last file */
+
 static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged, uint64_t *ret_jobs)
 {
 	char path[64];
@@ -850,6 +854,7 @@ static uint64_t frames_file(void (*layout)(struct perf_writer *w), bool damaged,
 	write_frames_file(path, sizeof(path), "apart", layout);
 	r = open_reader(path, NULL);
 	ck_assert_ptr_nonnull(r);
+	frames_one_stream = perf_reader__one_stream(r);
 	for (int ordered = 0; ordered < 2; ordered++) {
 		got = read_all(r, ordered);
 		ck_assert_msg(!perf_reader__damage(r) == !damaged, "damaged at %llu: %s",
@@ -921,8 +926,10 @@ START_TEST(test_frames_decoded_apart)
 
 	ck_assert_uint_eq(frames_file(layout_apart, false, &jobs), 30 * 50 + 100 + 100);
 	ck_assert_uint_eq(jobs, 30 + 1 + 2);
+	ck_assert(!frames_one_stream);
 	ck_assert_uint_eq(frames_file(layout_stream, false, &jobs), 200);
 	ck_assert_uint_eq(jobs, 0);
+	ck_assert(frames_one_stream);
 }
 END_TEST
 

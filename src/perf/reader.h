@@ -192,6 +192,12 @@ void perf_reader__set_frame_helper(struct perf_reader *r, bool on);
 /* Any thread, during an iteration with a decoding thread and a frame helper: decode the next
  * frame nobody decodes yet. False when there was none (or another thread is helping). */
 bool perf_reader__decode_ahead(struct perf_reader *r);
+/* True when the file's COMPRESSED records carry one zstd stream rather than independent frames
+ * (perf record -z never ends its one frame; precord ends one per reader flush): its first frame
+ * is interrupted by a plain record, passes 16 MiB (or 32 MiB decoded), or is not zstd's. Such a
+ * file decodes on one thread alone, from start to end. False for a file without COMPRESSED
+ * records. A hint for placing threads: only the first frame's headers are read. */
+bool perf_reader__one_stream(const struct perf_reader *r);
 /* The zstd frames the last iteration decoded apart (0 without a decoding thread). */
 uint64_t perf_reader__frame_jobs(const struct perf_reader *r);
 

@@ -1186,6 +1186,44 @@ static int consume_frame(struct walk *w, struct frame_job *j)
 	return stop;
 }
 
+/* As produce_frames would decide, on the first frame alone: it goes to the one-stream decoder
+ * when a plain record interrupts it, when it grows past JOB_MAX_SRC or JOB_MAX_OUT, or when its
+ * headers are not zstd's. Only the frame's headers are read. */
+bool perf_reader__one_stream(const struct perf_reader *r)
+{
+	uint64_t off = r->data_start;
+	struct frame_scan sc;
+	bool in_frame = false;
+	size_t src = 0;
+
+	scan_reset(&sc);
+	while (off < r->data_end) {
+		uint16_t size;
+		size_t n, used;
+		uint64_t out = 0;
+		int e;
+
+		/* scan_records() checked every header below data_end. */
+		memcpy(&size, r->map + off + 6, 2);
+		n = size - sizeof(struct perf_event_header);
+		if (rd32(r->map + off) != PERF_RECORD_COMPRESSED) {
+			if (in_frame)
+				return true;
+			off += size;
+			continue;
+		}
+		e = scan_feed(&sc, r->map + off + sizeof(struct perf_event_header), n, &used, &out);
+		if (e)
+			return e < 0;
+		in_frame |= n > 0;
+		src += n;
+		if (src > JOB_MAX_SRC || sc.max_out > JOB_MAX_OUT)
+			return true;
+		off += size;
+	}
+	return in_frame; /* the file ends inside it */
+}
+
 /* produce() with frames decoded apart (see above): the decoding thread's walk. A COMPRESSED
  * record is counted where the one stream would count it: by the job holding its first bytes. */
 static int produce_frames(struct walk *w)
