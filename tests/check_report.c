@@ -568,9 +568,10 @@ END_TEST
 
 /* ---- call graphs ------------------------------------------------------------------------- */
 
-static struct report *graph_report(enum report_order order, bool no_children, double minp)
+static struct report *graph_report_as(enum report_graph graph, enum report_order order,
+				      bool no_children, double minp)
 {
-	struct report_opts o = { .graph = REPORT_GRAPH_GRAPH, .order = order,
+	struct report_opts o = { .graph = graph, .order = order,
 				 .no_children = no_children, .min_percent = minp };
 	struct report *r = report__new(&o);
 	struct report_frame x[] = { F("w", "leaf"), F("w", "a"), F("w", "main") };
@@ -583,6 +584,11 @@ static struct report *graph_report(enum report_order order, bool no_children, do
 	for (int i = 0; i < 4; i++) /* 0.4%: below perf's default 0.5% threshold */
 		add(r, "w", 1, 1, 0, 1, z, 3);
 	return r;
+}
+
+static struct report *graph_report(enum report_order order, bool no_children, double minp)
+{
+	return graph_report_as(REPORT_GRAPH_GRAPH, order, no_children, minp);
 }
 
 START_TEST(test_graph_callee)
@@ -701,6 +707,54 @@ START_TEST(test_graph_caller_children)
 		"               leaf\n"
 		"\n"
 		"     0.40%     0.00%  w        w              [.] c\n"
+		"\n\n");
+	free(out);
+	report__free(r);
+}
+END_TEST
+
+/* perf's flat and folded modes: each chain from the root, the most samples ending there first,
+ * flat with what passes through its end, folded with what ends there; the 0.4% chain is under
+ * the threshold. */
+START_TEST(test_graph_flat_folded)
+{
+	struct report *r = graph_report_as(REPORT_GRAPH_FOLDED, REPORT_ORDER_DEFAULT, true, -1);
+	char *out = NULL;
+
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	assert_text("folded", out,
+		"# Samples: 1000 \n"
+		"# Event count (approx.): 1000\n"
+		"#\n"
+		"# Overhead  Command  Shared Object  Symbol  \n"
+		"# ........  .......  .............  ........\n"
+		"#\n"
+		"   100.00%  w        w              [.] leaf\n"
+		"60.00% leaf;a;main\n"
+		"39.60% leaf;b;main\n"
+		"\n\n");
+	free(out);
+	report__free(r);
+	r = graph_report_as(REPORT_GRAPH_FLAT, REPORT_ORDER_DEFAULT, true, -1);
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	assert_text("flat", out,
+		"# Samples: 1000 \n"
+		"# Event count (approx.): 1000\n"
+		"#\n"
+		"# Overhead  Command  Shared Object  Symbol  \n"
+		"# ........  .......  .............  ........\n"
+		"#\n"
+		"   100.00%  w        w              [.] leaf\n"
+		"           60.00%\n"
+		"                leaf\n"
+		"                a\n"
+		"                main\n"
+		"\n"
+		"           39.60%\n"
+		"                leaf\n"
+		"                b\n"
+		"                main\n"
+		"\n"
 		"\n\n");
 	free(out);
 	report__free(r);
@@ -877,6 +931,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_graph_empty_chain);
 	tcase_add_test(tc, test_graph_caller_children);
 	tcase_add_test(tc, test_graph_callee_children_order);
+	tcase_add_test(tc, test_graph_flat_folded);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("perf");

@@ -124,9 +124,10 @@ static void usage(FILE *f)
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
-"  -g, --call-graph ARG   graph or none, caller or callee, and a minimum percent,\n"
-"                         e.g. -g caller,1 (default graph,0.5); refused, but none, in a\n"
-"                         file without call chains\n"
+"  -g, --call-graph ARG   graph, flat, folded or none, caller or callee, and a minimum\n"
+"                         percent, e.g. -g caller,1 (default graph,0.5); refused, but\n"
+"                         none, in a file without call chains\n"
+"  -G, --inverted         -g caller\n"
 "      --off-cpu          where threads waited (precord --off-cpu files): each blocking\n"
 "                         stack weighted by the time until the thread ran again, in ns,\n"
 "                         under a leaf naming the state; per-thread times at the end\n"
@@ -179,6 +180,7 @@ static const struct option longopts[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "sort", required_argument, NULL, 's' },
 	{ "call-graph", required_argument, NULL, 'g' },
+	{ "inverted", no_argument, NULL, 'G' },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 	{ "wall", no_argument, NULL, OPT_WALL },
@@ -297,9 +299,12 @@ static int parse_opt(struct cli *c, int opt)
 	case 'g':
 		c->graph_set = true;
 		if (report__parse_callgraph(optarg, &c->ro) < 0) {
-			err("invalid call graph option '%s': expected graph or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
+			err("invalid call graph option '%s': expected graph, flat, folded or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
 			return EXIT_USAGE;
 		}
+		break;
+	case 'G': /* perf's --inverted */
+		c->ro.order = REPORT_ORDER_CALLER;
 		break;
 	case OPT_FOLDED: c->folded = true; break;
 	case OPT_OFF_CPU: c->off_cpu = true; c->ro.period_unit = "ns"; break;
@@ -374,7 +379,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:j:c:C:nqvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:nqvh", longopts, NULL)) != -1)
 		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU : opt)) >= 0)
 			return e;
 	if (optind < argc) {

@@ -67,13 +67,11 @@ static bool kid_left_of(const void *ctx, uint32_t z, uint32_t x)
 	return ax < az;
 }
 
-/* Children of c above the threshold in perf's order; returns a malloc'd array (count in
- * *ret_n). perf walks its insertion tree in order and inserts each child above the threshold
- * into a tree by cumulative hits, equal ones after: a stable sort of that walk. */
-static uint32_t *sorted_kids(struct gctx *g, uint32_t c, size_t *ret_n)
+/* Children of c in the order of perf's walk of its insertion tree; returns a malloc'd array
+ * with room for twice their number (count in *ret_n). */
+static uint32_t *walk_kids(const struct view *v, uint32_t c, size_t *ret_n)
 {
-	const struct view *v = g->v;
-	size_t all = v->cnodes[c].nr_children, n = all, m = 0;
+	size_t all = v->cnodes[c].nr_children, n = all;
 	uint32_t *ids = malloc((all ? all : 1) * 6 * sizeof(*ids));
 	bool *red = malloc((all ? all : 1) * sizeof(*red));
 	if (!ids || !red) {
@@ -81,7 +79,7 @@ static uint32_t *sorted_kids(struct gctx *g, uint32_t c, size_t *ret_n)
 		free(red);
 		return NULL;
 	}
-	uint32_t *walk = ids + all, *a = ids + 5 * all;
+	uint32_t *walk = ids + all;
 	struct rbt t = { ids + 2 * all, ids + 3 * all, ids + 4 * all, red, NONE };
 	/* the list holds the newest first */
 	size_t i = n;
@@ -92,21 +90,44 @@ static uint32_t *sorted_kids(struct gctx *g, uint32_t c, size_t *ret_n)
 	for (size_t k = 0; k < n; k++)
 		rep_rb_insert(&t, kid_left_of, &kc, (uint32_t)k);
 	n = rep_rb_inorder(&t, walk);
-	for (size_t k = 0; k < n; k++) {
-		uint32_t id = kc.ids[walk[k]];
-		if (v->cnodes[id].cumul < g->min_hit)
-			continue;
-		/* insertion sort, stable: after every equal one */
-		size_t at = m;
-		while (at > 0 && v->cnodes[a[at - 1]].cumul < v->cnodes[id].cumul) {
-			a[at] = a[at - 1];
-			at--;
-		}
-		a[at] = id;
-		m++;
-	}
+	for (size_t k = 0; k < n; k++)
+		walk[k] = kc.ids[walk[k]];
 	free(red);
-	memmove(ids, a, m * sizeof(*ids));
+	memmove(ids, walk, n * sizeof(*ids));
+	*ret_n = n;
+	return ids;
+}
+
+/* Insert id into a[0..*n), most `by` first, after every equal one (perf's rb tree, which sends
+ * an equal key right). */
+static void insert_stable(const struct view *v, uint32_t *a, size_t *n, uint32_t id, bool by_hit)
+{
+	const struct cnode *c = v->cnodes;
+	uint64_t key = by_hit ? c[id].hit : c[id].cumul;
+	size_t at = *n;
+
+	while (at > 0 && (by_hit ? c[a[at - 1]].hit : c[a[at - 1]].cumul) < key) {
+		a[at] = a[at - 1];
+		at--;
+	}
+	a[at] = id;
+	(*n)++;
+}
+
+/* Children of c above the threshold in perf's order; returns a malloc'd array (count in
+ * *ret_n). perf walks its insertion tree in order and inserts each child above the threshold
+ * into a tree by cumulative hits, equal ones after: a stable sort of that walk. */
+static uint32_t *sorted_kids(struct gctx *g, uint32_t c, size_t *ret_n)
+{
+	size_t n, m = 0;
+	uint32_t *ids = walk_kids(g->v, c, &n);
+
+	if (!ids)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		if (g->v->cnodes[ids[k]].cumul >= g->min_hit)
+			insert_stable(g->v, ids + n, &m, ids[k], false);
+	memmove(ids, ids + n, m * sizeof(*ids));
 	*ret_n = m;
 	return ids;
 }
@@ -219,4 +240,82 @@ int rep_print_graph(struct gctx *g, const struct entry *e)
 	if (g->any)
 		fputc('\n', g->fp);
 	return 0;
+}
+
+/* ---- perf's "flat" and "folded" call graphs ---------------------------------------------- */
+
+struct chains {
+	uint32_t *ids;
+	size_t n, cap;
+};
+
+/* perf's sort_chain_flat: a walk of the insertion tree, children before their parent; each node
+ * where chains end (at least min_hit of them) goes into a tree by those hits, equal ones after. */
+static int collect_chains(struct gctx *g, uint32_t c, struct chains *ch)
+{
+	const struct view *v = g->v;
+	size_t n;
+	_cleanup_free_ uint32_t *kids = walk_kids(v, c, &n);
+
+	if (!kids)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		int err = collect_chains(g, kids[k], ch);
+		if (err)
+			return err;
+	}
+	if (!v->cnodes[c].hit || v->cnodes[c].hit < g->min_hit)
+		return 0;
+	if (ch->n == ch->cap) {
+		size_t nc = ch->cap ? 2 * ch->cap : 16;
+		uint32_t *ids = realloc(ch->ids, nc * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		ch->ids = ids;
+		ch->cap = nc;
+	}
+	insert_stable(v, ch->ids, &ch->n, c, true);
+	return 0;
+}
+
+/* The frames from below root down to c, root side first. */
+static void print_path(struct gctx *g, uint32_t root, uint32_t c, bool folded, bool *first)
+{
+	const struct view *v = g->v;
+	char name[4096];
+
+	if (c == root || c == NONE)
+		return;
+	print_path(g, root, v->cnodes[c].parent, folded, first);
+	cell_name(v->r, v->cnodes[c].frame, name, sizeof(name));
+	if (folded)
+		fprintf(g->fp, "%s%s", *first ? "" : ";", name);
+	else
+		fprintf(g->fp, "                %s\n", name);
+	*first = false;
+}
+
+int rep_print_chains(struct gctx *g, const struct entry *e, bool folded)
+{
+	const struct view *v = g->v;
+	struct chains ch = { 0 };
+	int err;
+
+	if (e->croot == NONE)
+		return 0;
+	err = collect_chains(g, e->croot, &ch);
+	for (size_t i = 0; !err && i < ch.n; i++) {
+		const struct cnode *c = &v->cnodes[ch.ids[i]];
+		bool first = true;
+
+		/* flat gives what passes through the chain's end, folded what ends there */
+		if (folded)
+			fprintf(g->fp, "%.2f%% ", rep_pct(c->hit, g->total));
+		else
+			fprintf(g->fp, "           %.2f%%\n", rep_pct(c->cumul, g->total));
+		print_path(g, e->croot, ch.ids[i], folded, &first);
+		fputc('\n', g->fp);
+	}
+	free(ch.ids);
+	return err;
 }

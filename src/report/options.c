@@ -67,6 +67,10 @@ int report__parse_callgraph(const char *arg, struct report_opts *opts)
 		any = true;
 		if (!strcmp(t, "graph"))
 			o.graph = REPORT_GRAPH_GRAPH;
+		else if (!strcmp(t, "flat"))
+			o.graph = REPORT_GRAPH_FLAT;
+		else if (!strcmp(t, "folded"))
+			o.graph = REPORT_GRAPH_FOLDED;
 		else if (!strcmp(t, "none"))
 			o.graph = REPORT_GRAPH_NONE;
 		else if (!strcmp(t, "caller"))

@@ -78,6 +78,8 @@ enum report_sort_key {
 enum report_graph {
 	REPORT_GRAPH_NONE,  /* -g none, or no callchains recorded */
 	REPORT_GRAPH_GRAPH, /* perf's "graph": tree with absolute percentages */
+	REPORT_GRAPH_FLAT,  /* perf's "flat": each chain whole, one frame a line */
+	REPORT_GRAPH_FOLDED, /* perf's "folded": each chain on one line, frames joined by ';' */
 };
 
 enum report_order {

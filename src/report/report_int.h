@@ -216,5 +216,7 @@ int rep_view_build(struct view *v, struct report *r, bool graph);
 double rep_pct(uint64_t v, uint64_t total);
 /* callgraph.c. Print e's call graph. Returns 0, -ENOMEM or -EIO. */
 int rep_print_graph(struct gctx *g, const struct entry *e);
+/* perf's flat (folded false) and folded call graphs under e's row. */
+int rep_print_chains(struct gctx *g, const struct entry *e, bool folded);
 
 #endif

@@ -219,7 +219,7 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	const struct report_opts *o = &r->opts;
 	struct view v;
 	struct widths w;
-	bool graph = o->graph == REPORT_GRAPH_GRAPH;
+	bool graph = o->graph != REPORT_GRAPH_NONE;
 	int err = rep_view_build(&v, r, graph);
 	if (err)
 		goto out;
@@ -250,8 +250,10 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 		if (e->filtered || under_limit(r, e))
 			continue;
 		print_row(&v, e, &w, fp);
-		if (graph)
+		if (o->graph == REPORT_GRAPH_GRAPH)
 			err = rep_print_graph(&g, e);
+		else if (graph)
+			err = rep_print_chains(&g, e, o->graph == REPORT_GRAPH_FOLDED);
 	}
 	free(g.mask);
 	if (!err) {

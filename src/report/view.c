@@ -243,7 +243,7 @@ static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 		 * created by the same thread and call graphs are shown, perf compares the longest
 		 * chain appended to each row, shorter first in callee order, longer first in
 		 * caller order. Without call graphs it skips this (verified against perf 6.1). */
-		if (r->opts.graph == REPORT_GRAPH_GRAPH && a->pid == b->pid && a->tid == b->tid &&
+		if (r->opts.graph != REPORT_GRAPH_NONE && a->pid == b->pid && a->tid == b->tid &&
 		    a->max_depth != b->max_depth) {
 			d = a->max_depth < b->max_depth ? -1 : 1;
 			return r->opts.order == REPORT_ORDER_CALLER ? -d : d;

@@ -7,7 +7,8 @@
 # perf's rows are not comparable: see below) and with --no-inline both ways; the tables agree;
 # --folded has as many distinct stacks as perf script's chains folded; and the frames perf shows
 # (cos@plt, "scaled" without its clone suffix, libc's __libc_start_main_impl) are there. A
-# frame-pointer recording gets no inlined frames, as in perf 6.1.
+# frame-pointer recording gets no inlined frames, as in perf 6.1. perf's flat and folded call
+# graphs (-g flat, -g folded) print the same lines.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -39,6 +40,18 @@ for inl in "" --no-inline; do
 		done
 	done
 done
+# perf's flat and folded call graphs (-G: perf's alias of -g caller)
+for g in "-g flat,caller" "-g folded" "-G -g folded" "-g flat,0.1,callee --sort sym"; do
+	# shellcheck disable=SC2086
+	perf report -i i.data --stdio --no-children $g 2> /dev/null | upto1 > perf.g
+	# shellcheck disable=SC2086
+	preport -i i.data --no-children $g | upto1 > pre.g
+	[ "$(wc -l < perf.g)" -ge 10 ] || fail "perf printed too little for $g"
+	same_graph perf.g pre.g || { diff perf.g pre.g >&2; keep; fail "$g: the call graph differs from perf's"; }
+	echo "ok: $g: $(wc -l < pre.g) lines as perf prints them"
+done
+preport -i i.data --no-children -g folded | grep -qE '^[0-9.]+% [^ ].*;.* \(inlined\)' ||
+	fail "-g folded printed no chain with an inlined frame"
 if [ -z "$(grep -F ' (inlined)' pre.g)" ]; then
 	preport -i i.data --children -g caller --sort sym | grep -qF 'sort<' ||
 		fail "no inlined std::sort frame in the call graph"
