@@ -746,6 +746,10 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 		if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || rd64(h) != PERF_MAGIC2 ||
 		    rd64(h + 8) != PIPE_HEADER_SIZE)
 			return TAKE_FD(fd);
+		/* from its start, as the pread: standard input shares its offset with every
+		 * earlier reader of it in this process (preport's look at the inputs' times) */
+		if (lseek(fd, 0, SEEK_SET) < 0)
+			return -errno;
 		err = pipe_file__load(fd, &pf, reason);
 	} else if (S_ISFIFO(st->st_mode)) {
 		int fl = fcntl(fd, F_GETFL);
