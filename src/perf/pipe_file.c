@@ -286,8 +286,10 @@ static int one_record(struct conv *c, struct in *in, struct out *o,
 		}
 		if (bit == FEAT_SAMPLE_TIME) {
 			static const uint8_t zero[16];
-			if (h->size - sizeof(*h) - 8 == 16 && !memcmp(rec + sizeof(*h) + 8, zero, 16))
+			if (h->size - sizeof(*h) - 8 == 16 && !memcmp(rec + sizeof(*h) + 8, zero, 16)) {
+				ret->zero_sample_time = true;
 				return 0;
+			}
 		}
 		return set_feat(c, (int)bit, rec + sizeof(*h) + 8, h->size - sizeof(*h) - 8);
 	}

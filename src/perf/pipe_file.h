@@ -21,6 +21,8 @@ struct pipe_file_result {
 				 * (what came before is kept), NULL when it ended cleanly */
 	uint64_t damage_off;    /* where, in the stream */
 	uint64_t dropped;       /* records left out: pipe-only ones a file has no place for */
+	bool zero_sample_time;  /* a SAMPLE_TIME of zeros (perf's, written before any sample) was
+				 * left out */
 	/* the pipe-mode records taken out of the stream (HEADER_ATTR, HEADER_FEATURE, ...), by
 	 * type, for the counts perf report --stats gives */
 	uint64_t nr_header[PERF_RECORD_HEADER_MAX - PERF_RECORD_USER_TYPE_START];

@@ -21,6 +21,7 @@
 #include "lib/cleanup.h"
 #include "perf/reader.h"
 #include "perf/reader_int.h"
+#include "perf/feat_decode.h"
 #include "perf/features.h"
 #include "perf/pause_stats.h"
 #include "perf/pipe_file.h"
@@ -193,47 +194,13 @@ int perf_reader__attr_index(const struct perf_reader *r, const struct perf_event
 
 /* ---- features ---- */
 
-struct fcur {
-	const uint8_t *p;
-	uint64_t left;
-};
-
-static int fc_u32(struct fcur *c, uint32_t *v)
-{
-	if (c->left < 4)
-		return -EBADMSG;
-	*v = rd32(c->p);
-	c->p += 4;
-	c->left -= 4;
-	return 0;
-}
-
-static int fc_u64(struct fcur *c, uint64_t *v)
-{
-	if (c->left < 8)
-		return -EBADMSG;
-	*v = rd64(c->p);
-	c->p += 8;
-	c->left -= 8;
-	return 0;
-}
-
-static int fc_skip(struct fcur *c, uint64_t n)
-{
-	if (n > c->left)
-		return -EBADMSG;
-	c->p += n;
-	c->left -= n;
-	return 0;
-}
-
 /* perf's string: u32 len (including NUL and padding), then len bytes. */
-static int fc_string(struct perf_reader *r, struct fcur *c, const char **ret)
+static int fc_string(struct perf_reader *r, struct feat_cur *c, const char **ret)
 {
 	uint32_t n;
 	char *s;
 
-	if (fc_u32(c, &n) < 0 || n > c->left)
+	if (feat_cur__u32(c, &n) < 0 || n > c->left)
 		return -EBADMSG;
 	s = keep(r, strndup((const char *)c->p, n));
 	if (!s)
@@ -244,13 +211,13 @@ static int fc_string(struct perf_reader *r, struct fcur *c, const char **ret)
 	return 0;
 }
 
-static int parse_cmdline(struct perf_reader *r, struct fcur *c)
+static int parse_cmdline(struct perf_reader *r, struct feat_cur *c)
 {
 	const char **argv;
 	uint32_t n, i;
 
 	/* Each string costs at least its 4-byte length: bounds n by the section. */
-	if (fc_u32(c, &n) < 0 || n > c->left / 4)
+	if (feat_cur__u32(c, &n) < 0 || n > c->left / 4)
 		return -EBADMSG;
 	argv = keep(r, calloc((size_t)n + 1, sizeof(*argv)));
 	if (!argv)
@@ -263,11 +230,11 @@ static int parse_cmdline(struct perf_reader *r, struct fcur *c)
 	return 0;
 }
 
-static int parse_event_desc(struct perf_reader *r, struct fcur *c)
+static int parse_event_desc(struct perf_reader *r, struct feat_cur *c)
 {
 	uint32_t nr, sz, i;
 
-	if (fc_u32(c, &nr) < 0 || fc_u32(c, &sz) < 0 || sz < PERF_ATTR_SIZE_VER0 ||
+	if (feat_cur__u32(c, &nr) < 0 || feat_cur__u32(c, &sz) < 0 || sz < PERF_ATTR_SIZE_VER0 ||
 	    sz > MAX_ATTR_SIZE)
 		return -EBADMSG;
 	r->event_desc_attr_size = sz;
@@ -277,7 +244,7 @@ static int parse_event_desc(struct perf_reader *r, struct fcur *c)
 		uint64_t first_id = 0;
 		int idx = -1;
 
-		if (fc_skip(c, sz) < 0 || fc_u32(c, &nr_ids) < 0 || fc_string(r, c, &name) < 0)
+		if (feat_cur__skip(c, sz) < 0 || feat_cur__u32(c, &nr_ids) < 0 || fc_string(r, c, &name) < 0)
 			return -EBADMSG;
 		if (nr_ids > c->left / 8)
 			return -EBADMSG;
@@ -302,7 +269,7 @@ static int parse_event_desc(struct perf_reader *r, struct fcur *c)
 /* perf's PERF_RECORD_MISC_BUILD_ID_SIZE: the entry carries its id length. */
 #define MISC_BUILD_ID_SIZE (1 << 15)
 
-static int build_id_entry(const struct fcur *c, struct perf_event_header *h)
+static int build_id_entry(const struct feat_cur *c, struct perf_event_header *h)
 {
 	if (c->left < sizeof(*h))
 		return -EBADMSG;
@@ -312,17 +279,17 @@ static int build_id_entry(const struct fcur *c, struct perf_event_header *h)
 	return 0;
 }
 
-static int parse_build_ids(struct perf_reader *r, struct fcur *c)
+static int parse_build_ids(struct perf_reader *r, struct feat_cur *c)
 {
 	struct perf_reader_build_id *v;
 	struct perf_event_header h;
-	struct fcur k = *c;
+	struct feat_cur k = *c;
 	size_t n = 0, i;
 
 	while (k.left) {
 		if (build_id_entry(&k, &h) < 0)
 			return -EBADMSG;
-		fc_skip(&k, h.size);
+		feat_cur__skip(&k, h.size);
 		n++;
 	}
 	v = keep(r, calloc(n + 1, sizeof(*v)));
@@ -344,14 +311,14 @@ static int parse_build_ids(struct perf_reader *r, struct fcur *c)
 					  h.size - BUILD_ID_NAME_OFF));
 		if (!b->path)
 			return -ENOMEM;
-		fc_skip(c, h.size);
+		feat_cur__skip(c, h.size);
 	}
 	r->info.build_ids = v;
 	r->info.nr_build_ids = n;
 	return 0;
 }
 
-static int parse_feature(struct perf_reader *r, int bit, struct fcur *c)
+static int parse_feature(struct perf_reader *r, int bit, struct feat_cur *c)
 {
 	struct perf_reader_info *in = &r->info;
 
@@ -366,8 +333,14 @@ static int parse_feature(struct perf_reader *r, int bit, struct fcur *c)
 		return fc_string(r, c, &in->arch);
 	case FEAT_CPUDESC:
 		return fc_string(r, c, &in->cpudesc);
+	case FEAT_CPUID:
+		return fc_string(r, c, &in->cpuid);
+	case FEAT_TOTAL_MEM:
+		return feat_cur__u64(c, &in->total_mem_kb);
+	case FEAT_CLOCKID:
+		return feat_cur__u64(c, &in->clockid_res_ns);
 	case FEAT_NRCPUS:
-		if (fc_u32(c, &in->nr_cpus_avail) < 0 || fc_u32(c, &in->nr_cpus_online) < 0)
+		if (feat_cur__u32(c, &in->nr_cpus_avail) < 0 || feat_cur__u32(c, &in->nr_cpus_online) < 0)
 			return -EBADMSG;
 		return 0;
 	case FEAT_CMDLINE:
@@ -375,13 +348,13 @@ static int parse_feature(struct perf_reader *r, int bit, struct fcur *c)
 	case FEAT_EVENT_DESC:
 		return parse_event_desc(r, c);
 	case FEAT_SAMPLE_TIME:
-		if (fc_u64(c, &in->first_sample_time) < 0 || fc_u64(c, &in->last_sample_time) < 0)
+		if (feat_cur__u64(c, &in->first_sample_time) < 0 || feat_cur__u64(c, &in->last_sample_time) < 0)
 			return -EBADMSG;
 		return 0;
 	case FEAT_COMPRESSED:
-		if (fc_u32(c, &in->comp_version) < 0 || fc_u32(c, &in->comp_type) < 0 ||
-		    fc_u32(c, &in->comp_level) < 0 || fc_u32(c, &in->comp_ratio) < 0 ||
-		    fc_u32(c, &in->comp_mmap_len) < 0)
+		if (feat_cur__u32(c, &in->comp_version) < 0 || feat_cur__u32(c, &in->comp_type) < 0 ||
+		    feat_cur__u32(c, &in->comp_level) < 0 || feat_cur__u32(c, &in->comp_ratio) < 0 ||
+		    feat_cur__u32(c, &in->comp_mmap_len) < 0)
 			return -EBADMSG;
 		return 0;
 	case FEAT_BUILD_ID:
@@ -389,8 +362,8 @@ static int parse_feature(struct perf_reader *r, int bit, struct fcur *c)
 	case FEAT_CLOCK_DATA: {
 		uint32_t version;
 
-		if (fc_u32(c, &version) < 0 || fc_u32(c, &in->clock.clockid) < 0 ||
-		    fc_u64(c, &in->clock.wall_ns) < 0 || fc_u64(c, &in->clock.clock_ns) < 0)
+		if (feat_cur__u32(c, &version) < 0 || feat_cur__u32(c, &in->clock.clockid) < 0 ||
+		    feat_cur__u64(c, &in->clock.wall_ns) < 0 || feat_cur__u64(c, &in->clock.clock_ns) < 0)
 			return -EBADMSG;
 		in->has_clock = version >= 1;
 		return 0;
@@ -455,7 +428,7 @@ static int read_features(struct perf_reader *r)
 
 	for (bit = 0; bit < FEAT_BITS; bit++) {
 		struct feat_section s;
-		struct fcur c;
+		struct feat_cur c;
 		int err;
 
 		if (!(r->hdr.features[bit / 64] & (1ULL << (bit % 64))))
@@ -735,6 +708,7 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 	}
 	if (fd < 0 || fstat(fd, st) < 0)
 		return -errno;
+	r->mtime = st->st_mtime;
 	if (S_ISDIR(st->st_mode)) {
 		*reason = "is a directory (perf's directory format is not supported)";
 		return -EISDIR;
@@ -768,6 +742,7 @@ static int open_input(struct perf_reader *r, const char *path, struct stat *st,
 		r->warnings |= PERF_READER_W_PIPE;
 	memcpy(r->pipe_header, pf.nr_header, sizeof(r->pipe_header));
 	r->pipe_damage = pf.damage;
+	r->info.pipe_zero_sample_time = pf.zero_sample_time;
 	r->pipe_damage_off = pf.damage_off;
 	closep(&fd);
 	fd = pf.fd;
@@ -918,6 +893,11 @@ const void *perf_reader__private(const struct perf_reader *r, uint32_t tag, size
 unsigned int perf_reader__warnings(const struct perf_reader *r)
 {
 	return r->warnings;
+}
+
+int64_t perf_reader__mtime(const struct perf_reader *r)
+{
+	return r->mtime;
 }
 
 const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r)

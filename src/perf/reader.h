@@ -41,11 +41,16 @@ struct perf_reader_build_id {
 /* What the features gave; a feature absent or unreadable leaves its fields NULL / zero and its
  * bit clear in perf_reader__has_feature(). */
 struct perf_reader_info {
-	const char *hostname, *osrelease, *version, *arch, *cpudesc;
+	const char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
 	uint32_t nr_cpus_avail, nr_cpus_online;
+	uint64_t total_mem_kb;             /* TOTAL_MEM */
+	uint64_t clockid_res_ns;           /* CLOCKID: the resolution of the events' clock */
 	int cmdline_argc;
 	const char *const *cmdline_argv;
 	uint64_t first_sample_time, last_sample_time;
+	/* a pipe-mode stream's SAMPLE_TIME, written before any sample, was all zeros: left out of
+	 * the two above (and of perf_reader__has_feature), as no time at all */
+	bool pipe_zero_sample_time;
 	bool has_clock;                    /* CLOCK_DATA: sample times convert to wall-clock time */
 	struct perf_clock_ref clock;
 	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
@@ -155,6 +160,9 @@ const void *perf_reader__feature(const struct perf_reader *r, int bit, size_t *r
  * perf_reader__free. */
 const void *perf_reader__private(const struct perf_reader *r, uint32_t tag, size_t *ret_len);
 unsigned int perf_reader__warnings(const struct perf_reader *r);
+/* The file's modification time (what perf report --header shows as "captured on"); for a pipe,
+ * the pipe's when it was opened. 0 before open. */
+int64_t perf_reader__mtime(const struct perf_reader *r);
 /* The earliest damage found so far (by open, or by an iteration that reached it), or NULL. */
 const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r);
 

@@ -89,6 +89,7 @@ struct perf_reader {
 	size_t nr_priv;
 	uint32_t event_desc_attr_size;
 	unsigned int warnings;
+	int64_t mtime;          /* of the file as opened (a pipe's, not its rewritten file's) */
 	/* read from a pipe-mode stream (pipe_file): its header records by type, counted in every
 	 * walk's stats as perf counts them, and where it ended inside a record (NULL: cleanly) */
 	uint64_t pipe_header[PERF_RECORD_HEADER_MAX - PERF_RECORD_USER_TYPE_START];
