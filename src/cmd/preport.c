@@ -22,6 +22,7 @@
 #include "perf/ring_order.h"
 #include "perf/reader.h"
 #include "report/aggregate.h"
+#include "report/header.h"
 #include "report/pprof.h"
 #include "report/report.h"
 #include "report/inject.h"
@@ -38,7 +39,7 @@ struct cli {
 	size_t nr_args;
 	struct inputs inputs;               /* -i expanded (directories) and in time order */
 	uint64_t first_time, last_time;     /* over every input (0, 0: unknown) */
-	bool stats, folded, force, quiet, header, verbose;
+	bool stats, folded, force, quiet, header, header_only, verbose;
 	bool off_cpu, wall;
 	bool children_set, children;
 	bool graph_set;	/* -g given */
@@ -138,7 +139,9 @@ static void usage(FILE *f)
 "      --unwind-to OUT    write a copy of the recording whose DWARF stacks are unwound into\n"
 "                         call chains (smaller; read without unwinding, like fp recordings)\n"
 "      --stats            records by type, samples, lost events, precord's pauses\n"
-"      --header           print the recording's header information first\n"
+"      --header           the recording's header as perf report --header prints it, then the\n"
+"                         report\n"
+"      --header-only      only the header (the records are not read)\n"
 "      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated;\n"
 "                         CPUS may hold ranges, 0-3); perf's spellings -c/--comms, -C too\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
@@ -167,7 +170,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL,
+	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY,
 };
 
 static const struct option longopts[] = {
@@ -189,6 +192,7 @@ static const struct option longopts[] = {
 	{ "unwind-to", required_argument, NULL, OPT_UNWIND_TO },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
@@ -209,46 +213,6 @@ static const struct option longopts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
 };
-
-static void print_header(FILE *f, struct perf_reader *r, const char *path)
-{
-	const struct perf_reader_info *in = perf_reader__info(r);
-	const struct perf_file_header *h = perf_reader__header(r);
-
-	fprintf(f, "# ========\n# file          : %s\n", path);
-	fprintf(f, "# data offset   : %llu\n# data size     : %llu\n",
-		(unsigned long long)h->data.offset, (unsigned long long)h->data.size);
-	if (in->hostname)
-		fprintf(f, "# hostname      : %s\n", in->hostname);
-	if (in->osrelease)
-		fprintf(f, "# os release    : %s\n", in->osrelease);
-	if (in->version)
-		fprintf(f, "# recorded by   : %s\n", in->version);
-	if (in->arch)
-		fprintf(f, "# arch          : %s\n", in->arch);
-	if (in->nr_cpus_online)
-		fprintf(f, "# nrcpus online : %u\n# nrcpus avail  : %u\n", in->nr_cpus_online,
-			in->nr_cpus_avail);
-	if (in->cpudesc)
-		fprintf(f, "# cpudesc       : %s\n", in->cpudesc);
-	if (in->cmdline_argc) {
-		fprintf(f, "# cmdline       :");
-		for (unsigned int i = 0; i < in->cmdline_argc; i++)
-			fprintf(f, " %s", in->cmdline_argv[i]);
-		fputc('\n', f);
-	}
-	for (size_t i = 0; i < perf_reader__nr_attrs(r); i++) {
-		const struct perf_reader_attr *a = perf_reader__attr(r, i);
-
-		fprintf(f, "# event         : name = %s, type = %u, config = %#llx, sample_type = %#llx\n",
-			a->name ? a->name : "?", a->attr.type, (unsigned long long)a->attr.config,
-			(unsigned long long)a->attr.sample_type);
-	}
-	if (in->comp_type)
-		fprintf(f, "# compressed    : zstd, level = %u, ratio = %u\n", in->comp_level,
-			in->comp_ratio);
-	fprintf(f, "# ========\n#\n");
-}
 
 static int parse_num(const char *arg, long lo, long hi, long *ret)
 {
@@ -314,6 +278,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
 	case OPT_STATS: c->stats = true; break;
 	case OPT_HEADER: c->header = true; break;
+	case OPT_HEADER_ONLY: c->header_only = true; break;
 	case OPT_PID:
 	case OPT_TID:
 	case OPT_CPU:
@@ -511,6 +476,34 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 		return NULL;
 	}
 	return s;
+}
+
+/* --header-only: the first input's header, from its reader alone (no record is read). */
+static int do_header_only(const struct cli *c)
+{
+	struct perf_reader *r = perf_reader__new(NULL);
+	int e = r ? perf_reader__open(r, c->input) : -ENOMEM;
+	const struct perf_reader_damage *d;
+
+	if (e == -ENOENT)
+		err("cannot open %s: no such file (record one with precord, or give another with -i)", c->input);
+	else if (e < 0)
+		err("%s", r ? perf_reader__error(r) : strerror(-e));
+	if (!e && report__fprintf_header(stdout, r) == 0 && fflush(stdout) != 0)
+		e = -EIO;
+	if (!e && ferror(stdout))
+		e = -EIO;
+	if (e == -EIO)
+		err("cannot write the header: %s", strerror(errno));
+	if (!e && (d = perf_reader__damage(r))) {
+		err("%s is damaged at offset %llu: %s; %s", c->input, (unsigned long long)d->offset,
+		    d->reason ? d->reason : "unreadable",
+		    c->force ? "printed what could be read (--force)"
+			     : "the header shows what could be read (--force to accept)");
+		e = c->force ? 0 : -EBADMSG;
+	}
+	perf_reader__free(r);
+	return e == -EBADMSG ? EXIT_DAMAGED : e < 0 ? EXIT_FAIL : 0;
 }
 
 static int do_repair(const struct cli *c, struct perf_reader *r)
@@ -902,6 +895,10 @@ int main(int argc, char **argv)
 	ret = resolve_inputs(&c);
 	if (ret >= 0)
 		goto out;
+	if (c.header_only) {
+		ret = do_header_only(&c);
+		goto out;
+	}
 	ret = EXIT_FAIL;
 	s = open_session(&c, &ret);
 	if (!s)
@@ -920,7 +917,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (c.header)
-		print_header(stdout, report_session__reader(s), c.input);
+		report__fprintf_header(stdout, report_session__reader(s));
 	ret = c.stats ? do_stats(s) : do_report(&c, s, t0);
 	ret = check_undecodable(&c, s, ret);
 	ret = check_damage(&c, s, ret);

@@ -1,7 +1,8 @@
 /* libFuzzer target for perf_reader and perf_sample: each input is written to a memfd and read
- * through every entry point (open, both iterations with sample and trailer decoding, stats,
- * repair into another memfd, then the repaired file again). The file-order iteration runs again
- * with a decoding thread (frames decoded apart): it must deliver the same records. Build with `make fuzz`; run as
+ * through every entry point (open, the header as preport --header prints it, both iterations
+ * with sample and trailer decoding, stats, repair into another memfd, then the repaired file
+ * again). The file-order iteration runs again with a decoding thread (frames decoded apart): it
+ * must deliver the same records. Build with `make fuzz`; run as
  * build/fuzz_reader -max_total_time=120 tests/corpus. */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "perf/reader.h"
 #include "perf/sample.h"
+#include "report/header.h"
 
 struct seen {
 	const struct perf_reader *r;
@@ -65,6 +67,15 @@ static void read_everything(const char *path, const char *repair_path)
 		return;
 	}
 	in = perf_reader__info(r);
+	/* preport --header-only's printout: every feature section decoded */
+	{
+		FILE *null = fopen("/dev/null", "we");
+
+		if (null) {
+			report__fprintf_header(null, r);
+			fclose(null);
+		}
+	}
 	for (int i = 0; i < in->cmdline_argc; i++)
 		(void)strlen(in->cmdline_argv[i]);
 	for (size_t i = 0; i < in->nr_build_ids; i++)
