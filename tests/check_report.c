@@ -435,7 +435,9 @@ START_TEST(test_parse_options)
 	ck_assert_int_eq(o.graph, REPORT_GRAPH_GRAPH);
 	ck_assert_int_eq(o.order, REPORT_ORDER_CALLER);
 	ck_assert(o.min_percent == 0);
-	ck_assert_int_eq(report__parse_callgraph("fractal", &o), -EINVAL);
+	ck_assert_int_eq(report__parse_callgraph("fractal", &o), 0);
+	ck_assert_int_eq(o.graph, REPORT_GRAPH_FRACTAL);
+	ck_assert_int_eq(report__parse_callgraph("fractals", &o), -EINVAL);
 	ck_assert_int_eq(report__parse_callgraph("101", &o), -EINVAL);
 
 	struct report_opts bad = { .nr_sort_keys = 1, .sort_keys = { 99 } };
@@ -761,6 +763,38 @@ START_TEST(test_graph_flat_folded)
 }
 END_TEST
 
+/* perf's fractal mode: each branch's share of its parent's children, the threshold per node
+ * (ceil(1000 * 0.5%) = 5 hides c's 4), and the hidden ones as one "[...]" line. */
+START_TEST(test_graph_fractal)
+{
+	struct report *r = graph_report_as(REPORT_GRAPH_FRACTAL, REPORT_ORDER_DEFAULT, true, -1);
+	char *out = NULL;
+
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	assert_text("fractal", out,
+		"# Samples: 1000 \n"
+		"# Event count (approx.): 1000\n"
+		"#\n"
+		"# Overhead  Command  Shared Object  Symbol  \n"
+		"# ........  .......  .............  ........\n"
+		"#\n"
+		"   100.00%  w        w              [.] leaf\n"
+		"            |\n"
+		"            ---leaf\n"
+		"               |          \n"
+		"               |--60.00%--a\n"
+		"               |          main\n"
+		"               |          \n"
+		"               |--39.60%--b\n"
+		"               |          main\n"
+		"                --0.40%--[...]\n"
+		"\n"
+		"\n\n");
+	free(out);
+	report__free(r);
+}
+END_TEST
+
 START_TEST(test_graph_callee_children_order)
 {
 	/* In callee order the caller still goes above the callee at equal children, by the
@@ -932,6 +966,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_graph_caller_children);
 	tcase_add_test(tc, test_graph_callee_children_order);
 	tcase_add_test(tc, test_graph_flat_folded);
+	tcase_add_test(tc, test_graph_fractal);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("perf");

@@ -125,7 +125,7 @@ static void usage(FILE *f)
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
-"  -g, --call-graph ARG   graph, flat, folded or none, caller or callee, and a minimum\n"
+"  -g, --call-graph ARG   graph, fractal, flat, folded or none, caller or callee, and a minimum\n"
 "                         percent, e.g. -g caller,1 (default graph,0.5); refused, but\n"
 "                         none, in a file without call chains\n"
 "  -G, --inverted         -g caller\n"
@@ -263,7 +263,7 @@ static int parse_opt(struct cli *c, int opt)
 	case 'g':
 		c->graph_set = true;
 		if (report__parse_callgraph(optarg, &c->ro) < 0) {
-			err("invalid call graph option '%s': expected graph, flat, folded or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
+			err("invalid call graph option '%s': expected graph, fractal, flat, folded or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
 			return EXIT_USAGE;
 		}
 		break;

@@ -2,6 +2,7 @@
  * of the total, the threshold applied as perf applies it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
@@ -124,8 +125,13 @@ static uint32_t *sorted_kids(struct gctx *g, uint32_t c, size_t *ret_n)
 
 	if (!ids)
 		return NULL;
+	const struct cnode *pc = &g->v->cnodes[c];
+	/* fractal: perf's ceil of the node's children's hits times the threshold */
+	uint64_t min_hit = g->fractal ? (uint64_t)ceil((double)(pc->cumul - pc->hit) *
+						       (g->min_percent / 100.0)) : g->min_hit;
+
 	for (size_t k = 0; k < n; k++)
-		if (g->v->cnodes[ids[k]].cumul >= g->min_hit)
+		if (g->v->cnodes[ids[k]].cumul >= min_hit)
 			insert_stable(g->v, ids + n, &m, ids[k], false);
 	memmove(ids, ids + n, m * sizeof(*ids));
 	*ret_n = m;
@@ -145,10 +151,26 @@ static int gmask_reserve(struct gctx *g, size_t depth)
 	return 0;
 }
 
-static int print_level(struct gctx *g, uint32_t parent, size_t depth)
+/* The line of a branch's first frame (its share of total) or of a later one (share < 0). */
+static void branch_line(struct gctx *g, size_t depth, double share, const char *name)
+{
+	gmargin(g);
+	for (size_t i = 0; i < depth; i++) {
+		fputc(g->mask[i] ? '|' : ' ', g->fp);
+		if (share >= 0 && i == depth - 1)
+			fprintf(g->fp, "--%.2f%%--", share);
+		else
+			fputs("          ", g->fp);
+	}
+	fprintf(g->fp, "%s\n", name);
+}
+
+/* The branches under parent, their shares of total. */
+static int print_level(struct gctx *g, uint32_t parent, size_t depth, uint64_t total)
 {
 	const struct view *v = g->v;
 	char name[4096];
+	uint64_t remaining = total;
 	size_t n;
 
 	if (gmask_reserve(g, depth) < 0)
@@ -159,33 +181,32 @@ static int print_level(struct gctx *g, uint32_t parent, size_t depth)
 	for (size_t k = 0; k < n; k++) {
 		uint32_t c = kids[k];
 
-		/* The separator keeps the old mask; the last child's lines drop its pipe. */
+		remaining -= v->cnodes[c].cumul;
+		/* The separator keeps the old mask; the last child's lines drop its pipe (in
+		 * fractal, unless a "[...]" line for the branches under the threshold follows). */
 		gmargin(g);
 		for (size_t i = 0; i < depth; i++)
 			fputs(g->mask[i] ? "|          " : "           ", g->fp);
 		fputc('\n', g->fp);
-		if (k + 1 == n)
+		if (k + 1 == n && (!g->fractal || !remaining))
 			g->mask[depth - 1] = false;
 
 		int line = 0;
 		uint32_t last = c;
 		for (uint32_t x = c; x != NONE; x = run_next(v, x), line++) {
 			last = x;
-			gmargin(g);
-			for (size_t i = 0; i < depth; i++) {
-				fputc(g->mask[i] ? '|' : ' ', g->fp);
-				if (line == 0 && i == depth - 1)
-					fprintf(g->fp, "--%.2f%%--", rep_pct(v->cnodes[c].cumul, g->total));
-				else
-					fputs("          ", g->fp);
-			}
 			cell_name(v->r, v->cnodes[x].frame, name, sizeof(name));
-			fprintf(g->fp, "%s\n", name);
+			branch_line(g, depth, line ? -1 : rep_pct(v->cnodes[c].cumul, total), name);
 		}
 		g->mask[depth] = true;
-		int err = print_level(g, last, depth + 1);
+		int err = print_level(g, last, depth + 1,
+				      g->fractal ? v->cnodes[last].cumul - v->cnodes[last].hit : total);
 		if (err)
 			return err;
+	}
+	if (g->fractal && remaining && remaining != total) {
+		g->mask[depth - 1] = false;
+		branch_line(g, depth, rep_pct(remaining, total), "[...]");
 	}
 	return 0;
 }
@@ -233,7 +254,7 @@ int rep_print_graph(struct gctx *g, const struct entry *e)
 	if (gmask_reserve(g, 1) < 0)
 		return -ENOMEM;
 	g->mask[0] = true;
-	int err = print_level(g, start, 1);
+	int err = print_level(g, start, 1, g->fractal ? parent_samples : g->total);
 	if (err)
 		return err;
 	/* perf ends a graph with a blank line, unless it printed nothing at all. */

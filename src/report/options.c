@@ -69,6 +69,8 @@ int report__parse_callgraph(const char *arg, struct report_opts *opts)
 			o.graph = REPORT_GRAPH_GRAPH;
 		else if (!strcmp(t, "flat"))
 			o.graph = REPORT_GRAPH_FLAT;
+		else if (!strcmp(t, "fractal"))
+			o.graph = REPORT_GRAPH_FRACTAL;
 		else if (!strcmp(t, "folded"))
 			o.graph = REPORT_GRAPH_FOLDED;
 		else if (!strcmp(t, "none"))

@@ -80,6 +80,7 @@ enum report_graph {
 	REPORT_GRAPH_GRAPH, /* perf's "graph": tree with absolute percentages */
 	REPORT_GRAPH_FLAT,  /* perf's "flat": each chain whole, one frame a line */
 	REPORT_GRAPH_FOLDED, /* perf's "folded": each chain on one line, frames joined by ';' */
+	REPORT_GRAPH_FRACTAL, /* perf's "fractal": the tree, each branch's share of its parent's */
 };
 
 enum report_order {

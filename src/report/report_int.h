@@ -121,6 +121,8 @@ struct gctx {
 	const struct view *v;
 	FILE *fp;
 	uint64_t total, min_hit;
+	bool fractal;           /* perf's fractal: shares of the parent, thresholds per node */
+	double min_percent;     /* fractal's threshold */
 	int margin;             /* extra left margin after "---" */
 	bool *mask;             /* mask[i]: draw the '|' of depth i */
 	size_t cap_mask;

@@ -242,7 +242,8 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	compute_widths(&v, &w);
 	print_headers(r, &w, fp);
 
-	struct gctx g = { .v = &v, .fp = fp, .total = r->total_period };
+	struct gctx g = { .v = &v, .fp = fp, .total = r->total_period,
+			  .fractal = o->graph == REPORT_GRAPH_FRACTAL, .min_percent = o->min_percent };
 	/* perf truncates the threshold to a whole period count. */
 	g.min_hit = (uint64_t)((double)r->total_period * (o->min_percent / 100.0));
 	for (size_t i = 0; !err && i < v.nr_entries; i++) {
@@ -250,7 +251,7 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 		if (e->filtered || under_limit(r, e))
 			continue;
 		print_row(&v, e, &w, fp);
-		if (o->graph == REPORT_GRAPH_GRAPH)
+		if (o->graph == REPORT_GRAPH_GRAPH || g.fractal)
 			err = rep_print_graph(&g, e);
 		else if (graph)
 			err = rep_print_chains(&g, e, o->graph == REPORT_GRAPH_FOLDED);
