@@ -715,6 +715,16 @@ START_TEST(test_graph_caller_children)
 }
 END_TEST
 
+/* The table's head and only row of graph_report(..., true, -1) without an event name. */
+#define LEAF_ROW \
+	"# Samples: 1000 \n"                                        \
+	"# Event count (approx.): 1000\n"                           \
+	"#\n"                                                       \
+	"# Overhead  Command  Shared Object  Symbol  \n"            \
+	"# ........  .......  .............  ........\n"            \
+	"#\n"                                                       \
+	"   100.00%  w        w              [.] leaf\n"
+
 /* perf's flat and folded modes: each chain from the root, the most samples ending there first,
  * flat with what passes through its end, folded with what ends there; the 0.4% chain is under
  * the threshold. */
@@ -725,13 +735,7 @@ START_TEST(test_graph_flat_folded)
 
 	CAPTURE(out, report__fprintf(r, FP, NULL));
 	assert_text("folded", out,
-		"# Samples: 1000 \n"
-		"# Event count (approx.): 1000\n"
-		"#\n"
-		"# Overhead  Command  Shared Object  Symbol  \n"
-		"# ........  .......  .............  ........\n"
-		"#\n"
-		"   100.00%  w        w              [.] leaf\n"
+		LEAF_ROW
 		"60.00% leaf;a;main\n"
 		"39.60% leaf;b;main\n"
 		"\n\n");
@@ -740,13 +744,7 @@ START_TEST(test_graph_flat_folded)
 	r = graph_report_as(REPORT_GRAPH_FLAT, REPORT_ORDER_DEFAULT, true, -1);
 	CAPTURE(out, report__fprintf(r, FP, NULL));
 	assert_text("flat", out,
-		"# Samples: 1000 \n"
-		"# Event count (approx.): 1000\n"
-		"#\n"
-		"# Overhead  Command  Shared Object  Symbol  \n"
-		"# ........  .......  .............  ........\n"
-		"#\n"
-		"   100.00%  w        w              [.] leaf\n"
+		LEAF_ROW
 		"           60.00%\n"
 		"                leaf\n"
 		"                a\n"
@@ -772,13 +770,7 @@ START_TEST(test_graph_fractal)
 
 	CAPTURE(out, report__fprintf(r, FP, NULL));
 	assert_text("fractal", out,
-		"# Samples: 1000 \n"
-		"# Event count (approx.): 1000\n"
-		"#\n"
-		"# Overhead  Command  Shared Object  Symbol  \n"
-		"# ........  .......  .............  ........\n"
-		"#\n"
-		"   100.00%  w        w              [.] leaf\n"
+		LEAF_ROW
 		"            |\n"
 		"            ---leaf\n"
 		"               |          \n"
