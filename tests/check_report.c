@@ -438,6 +438,8 @@ START_TEST(test_parse_options)
 	ck_assert_int_eq(report__parse_callgraph("fractal", &o), 0);
 	ck_assert_int_eq(o.graph, REPORT_GRAPH_FRACTAL);
 	ck_assert_int_eq(report__parse_callgraph("fractals", &o), -EINVAL);
+	ck_assert_int_eq(report__parse_callgraph("fractal,nan", &o), -EINVAL);
+	ck_assert_int_eq(report__parse_callgraph("-nan", &o), -EINVAL);
 	ck_assert_int_eq(report__parse_callgraph("101", &o), -EINVAL);
 
 	struct report_opts bad = { .nr_sort_keys = 1, .sort_keys = { 99 } };

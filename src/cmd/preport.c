@@ -43,6 +43,7 @@ struct cli {
 	bool off_cpu, wall;
 	bool children_set, children;
 	bool graph_set;	/* -g given */
+	bool inverted;	/* -G */
 	int32_t *pids, *tids, *cpus;
 	const char **comms, **cgroups;
 	size_t nr_pids, nr_tids, nr_cpus, nr_comms, nr_cgroups;
@@ -267,8 +268,8 @@ static int parse_opt(struct cli *c, int opt)
 			return EXIT_USAGE;
 		}
 		break;
-	case 'G': /* perf's --inverted */
-		c->ro.order = REPORT_ORDER_CALLER;
+	case 'G': /* perf's --inverted: caller order whatever -g says, before or after */
+		c->inverted = true;
 		break;
 	case OPT_FOLDED: c->folded = true; break;
 	case OPT_OFF_CPU: c->off_cpu = true; c->ro.period_unit = "ns"; break;
@@ -359,6 +360,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		c->ro.no_children = !c->children;
 	/* Folded stacks and flame graphs stand for perf script's chains, resolved leaf first:
 	 * inlined frames are named as perf script names them (see report_frames__from_unwind_inline). */
+	if (c->inverted)
+		c->ro.order = REPORT_ORDER_CALLER;
 	if ((c->folded || c->flame) && c->ro.order == REPORT_ORDER_DEFAULT)
 		c->ro.order = REPORT_ORDER_CALLEE;
 	c->ro.pids = c->pids; c->ro.nr_pids = c->nr_pids;
@@ -495,7 +498,15 @@ static int do_header_only(const struct cli *c)
 		e = -EIO;
 	if (e == -EIO)
 		err("cannot write the header: %s", strerror(errno));
-	if (!e && (d = perf_reader__damage(r))) {
+	d = e ? NULL : perf_reader__damage(r);
+	if (d && d->offset >= perf_reader__header(r)->data.offset &&
+	    d->offset - perf_reader__header(r)->data.offset < perf_reader__header(r)->data.size) {
+		/* the records are not the header's: what a report would say, as a warning */
+		err("warning: %s is damaged at offset %llu, in its records: %s (the header is whole)",
+		    c->input, (unsigned long long)d->offset, d->reason ? d->reason : "unreadable");
+		d = NULL;
+	}
+	if (d) {
 		err("%s is damaged at offset %llu: %s; %s", c->input, (unsigned long long)d->offset,
 		    d->reason ? d->reason : "unreadable",
 		    c->force ? "printed what could be read (--force)"

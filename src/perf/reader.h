@@ -204,7 +204,8 @@ bool perf_reader__decode_ahead(struct perf_reader *r);
  * (perf record -z never ends its one frame; precord ends one per reader flush): its first frame
  * is interrupted by a plain record, passes 16 MiB (or 32 MiB decoded), or is not zstd's. Such a
  * file decodes on one thread alone, from start to end. False for a file without COMPRESSED
- * records. A hint for placing threads: only the first frame's headers are read. */
+ * records (or without one in their first 16 MiB). A hint for placing threads: only record and
+ * frame headers are read. */
 bool perf_reader__one_stream(const struct perf_reader *r);
 /* The zstd frames the last iteration decoded apart (0 without a decoding thread). */
 uint64_t perf_reader__frame_jobs(const struct perf_reader *r);

@@ -1188,7 +1188,9 @@ static int consume_frame(struct walk *w, struct frame_job *j)
 
 /* As produce_frames would decide, on the first frame alone: it goes to the one-stream decoder
  * when a plain record interrupts it, when it grows past JOB_MAX_SRC or JOB_MAX_OUT, or when its
- * headers are not zstd's. Only the frame's headers are read. */
+ * headers are not zstd's. Only the frame's headers are read, and the headers of the plain
+ * records before it, up to ONE_STREAM_SCAN bytes of them. */
+#define ONE_STREAM_SCAN ((uint64_t)16 << 20)
 bool perf_reader__one_stream(const struct perf_reader *r)
 {
 	uint64_t off = r->data_start;
@@ -1209,6 +1211,9 @@ bool perf_reader__one_stream(const struct perf_reader *r)
 		if (rd32(r->map + off) != PERF_RECORD_COMPRESSED) {
 			if (in_frame)
 				return true;
+			/* a file of plain records is not read to its end for a hint */
+			if (off - r->data_start > ONE_STREAM_SCAN)
+				return false;
 			off += size;
 			continue;
 		}

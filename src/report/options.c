@@ -83,7 +83,7 @@ int report__parse_callgraph(const char *arg, struct report_opts *opts)
 			; /* perf's defaults, accepted */
 		else {
 			double d = strtod(t, &end);
-			if (end == t || *end || d < 0 || d > 100)
+			if (end == t || *end || !(d >= 0 && d <= 100)) /* NaN too */
 				return -EINVAL;
 			o.min_percent = d;
 		}

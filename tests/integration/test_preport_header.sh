@@ -44,6 +44,23 @@ header_same "perf tracepoint -k mono" tp.data
 precord -q -o precord.data -- "$W/spin_threads" 0.2 > /dev/null || fail "precord failed"
 header_same "precord" precord.data
 
+# BPF_BTF of 60,000 entries, 30,000 ids each twice in a scrambled order: each once, in order,
+# as perf prints them (before, preport searched the list once per id printed: minutes for a
+# hostile file of 200,000)
+"$TOP/build/tools/btf_section" plain.data btf.data 60000 || fail "btf_section failed"
+header_same "perf plain, 60000 BTF entries" btf.data
+[ "$(grep -c '^# btf info of id ' "perf plain, 60000 BTF entries.pre")" -eq 30000 ] ||
+	fail "not 30000 btf lines"
+
+# damaged records are not the header's: printed whole, a warning, exit 0 (as perf)
+doff=$(awk '/^# data offset/ { print $NF }' "perf -z dwarf.pre")
+"$TOP/build/tools/mutate" apply z.data bad.data S2 $((doff + 6)) 0 || fail "mutate failed"
+perf report --header-only -i bad.data > bad.perf 2> /dev/null || fail "perf report --header-only of bad.data exit $?"
+preport --header-only -i bad.data > bad.pre 2> bad.err || fail "preport --header-only of bad.data exit $?"
+cmp -s bad.perf bad.pre || { diff bad.perf bad.pre | head; fail "a record of size 0: the header differs from perf's"; }
+grep -q 'in its records' bad.err || fail "no warning for the damaged records"
+echo "ok: a record of size 0: the header as perf's, a warning, exit 0"
+
 # "captured on" is the mtime, not the ctime
 touch -m -d '2020-01-02 03:04:05' plain.data
 header_same "perf plain, old mtime" plain.data

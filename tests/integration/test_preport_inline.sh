@@ -46,11 +46,12 @@ for inl in "" --no-inline; do
 		done
 	done
 done
-# perf's flat, folded and fractal call graphs (-G: perf's alias of -g caller)
+# perf's flat, folded and fractal call graphs (-G: perf's alias of -g caller, which wins over
+# a -g callee before or after it)
 # (perf 6.1's "[...]" line of -g fractal reads a symbol it never initialised: it may say
 # "[...] (inlined)". fractal shows the deep branches that graph's 0.5% of all samples hides;
 # there perf's tree of inlined frames differs as described above: --no-inline.)
-for g in "-g flat,caller" "-g folded" "-G -g folded" "-g flat,0.1,callee --sort sym" \
+for g in "-g flat,caller" "-g folded" "-G -g folded,callee" "-g flat,0.1,callee --sort sym" \
 	"-g fractal --no-inline" "-g fractal,2,caller --sort sym --no-inline"; do
 	# shellcheck disable=SC2086
 	perf report -i i.data --stdio --no-children $g 2> /dev/null | upto1 |
