@@ -636,6 +636,7 @@ START_TEST(test_corrupt_header)
 		r = open_ok(path_in("bad.data"));
 		ck_assert_ptr_nonnull(perf_reader__damage(r));
 		ck_assert_uint_ge(perf_reader__damage(r)->offset, idx);
+		ck_assert_ptr_eq(perf_reader__feat_damage(r), perf_reader__damage(r));
 		perf_reader__free(r);
 	}
 	free(b.p);
@@ -670,6 +671,7 @@ START_TEST(test_corrupt_record_size)
 			d = perf_reader__damage(r);
 			ck_assert_ptr_nonnull(d);
 			ck_assert_uint_eq(d->offset, full.v[k].offset);
+			ck_assert_ptr_null(perf_reader__feat_damage(r)); /* the records' */
 			ck_assert_uint_eq(got.n, k);
 			free(got.v);
 			perf_reader__free(r);

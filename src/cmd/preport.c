@@ -439,6 +439,15 @@ static bool wants_dwarf(const struct report_opts *ro)
 	return false;
 }
 
+/* Why the input did not open: reason, or for a missing file what to do. */
+static void say_open_error(const struct cli *c, int e, const char *reason)
+{
+	if (e == -ENOENT)
+		err("cannot open %s: no such file (record one with precord, or give another with -i)", c->input);
+	else
+		err("%s", reason);
+}
+
 static struct report_session *open_session(const struct cli *c, int *ret_status)
 {
 	struct report_session_opts so = {
@@ -462,11 +471,8 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 		return NULL;
 	}
 	e = report_session__open(s, c->input);
-	if (e == -ENOENT)
-		err("cannot open %s: no such file (record one with precord, or give another with -i)", c->input);
-	else if (e < 0)
-		err("%s", report_session__error(s));
 	if (e < 0) {
+		say_open_error(c, e, report_session__error(s));
 		report_session__free(s);
 		return NULL;
 	}
@@ -481,40 +487,36 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 	return s;
 }
 
-/* --header-only: the first input's header, from its reader alone (no record is read). */
+/* --header-only: the first input's header, from its reader alone (no record is read). Damage
+ * in the records is not the header's: a warning, as a report would give it. */
 static int do_header_only(const struct cli *c)
 {
 	struct perf_reader *r = perf_reader__new(NULL);
 	int e = r ? perf_reader__open(r, c->input) : -ENOMEM;
-	const struct perf_reader_damage *d;
+	const struct perf_reader_damage *d, *fd;
 
-	if (e == -ENOENT)
-		err("cannot open %s: no such file (record one with precord, or give another with -i)", c->input);
-	else if (e < 0)
-		err("%s", r ? perf_reader__error(r) : strerror(-e));
-	if (!e && report__fprintf_header(stdout, r) == 0 && fflush(stdout) != 0)
-		e = -EIO;
-	if (!e && ferror(stdout))
-		e = -EIO;
-	if (e == -EIO)
+	if (e < 0) {
+		say_open_error(c, e, r ? perf_reader__error(r) : strerror(-e));
+		perf_reader__free(r);
+		return EXIT_FAIL;
+	}
+	if (report__fprintf_header(stdout, r) < 0 || fflush(stdout) != 0) {
 		err("cannot write the header: %s", strerror(errno));
-	d = e ? NULL : perf_reader__damage(r);
-	if (d && d->offset >= perf_reader__header(r)->data.offset &&
-	    d->offset - perf_reader__header(r)->data.offset < perf_reader__header(r)->data.size) {
-		/* the records are not the header's: what a report would say, as a warning */
+		perf_reader__free(r);
+		return EXIT_FAIL;
+	}
+	d = perf_reader__damage(r);
+	fd = perf_reader__feat_damage(r);
+	if (d && d != fd)
 		err("warning: %s is damaged at offset %llu, in its records: %s (the header is whole)",
 		    c->input, (unsigned long long)d->offset, d->reason ? d->reason : "unreadable");
-		d = NULL;
-	}
-	if (d) {
-		err("%s is damaged at offset %llu: %s; %s", c->input, (unsigned long long)d->offset,
-		    d->reason ? d->reason : "unreadable",
+	if (fd)
+		err("%s is damaged at offset %llu: %s; %s", c->input, (unsigned long long)fd->offset,
+		    fd->reason ? fd->reason : "unreadable",
 		    c->force ? "printed what could be read (--force)"
 			     : "the header shows what could be read (--force to accept)");
-		e = c->force ? 0 : -EBADMSG;
-	}
 	perf_reader__free(r);
-	return e == -EBADMSG ? EXIT_DAMAGED : e < 0 ? EXIT_FAIL : 0;
+	return fd && !c->force ? EXIT_DAMAGED : 0;
 }
 
 static int do_repair(const struct cli *c, struct perf_reader *r)

@@ -912,6 +912,11 @@ const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r
 	return NULL;
 }
 
+const struct perf_reader_damage *perf_reader__feat_damage(const struct perf_reader *r)
+{
+	return r->has_feat_damage ? &r->feat_damage : NULL;
+}
+
 void perf_reader__free(struct perf_reader *r)
 {
 	size_t i;

@@ -165,6 +165,8 @@ unsigned int perf_reader__warnings(const struct perf_reader *r);
 int64_t perf_reader__mtime(const struct perf_reader *r);
 /* The earliest damage found so far (by open, or by an iteration that reached it), or NULL. */
 const struct perf_reader_damage *perf_reader__damage(const struct perf_reader *r);
+/* The damage found in the feature section alone (the header's), or NULL. */
+const struct perf_reader_damage *perf_reader__feat_damage(const struct perf_reader *r);
 
 /* Call fn for every record in file order, COMPRESSED records replaced by their content (one
  * zstd stream across them, as perf reads). Stops at damage (see perf_reader__damage()).
