@@ -1325,6 +1325,17 @@ static int check_fds(struct record *rec)
 	return -EMFILE;
 }
 
+/* A start that failed: the readers stop (they flush into the writer) before the writer goes,
+ * and the file that was there goes back (perf_writer__discard; an older .old it replaced does
+ * not). */
+static void start_failed(struct record *rec)
+{
+	readers__free(rec->rd);
+	rec->rd = NULL;
+	perf_writer__discard(rec->w);
+	rec->w = NULL;
+}
+
 int record__start(struct record *rec)
 {
 	bool command = rec->o.argv && rec->o.argv[0];
@@ -1357,9 +1368,7 @@ int record__start(struct record *rec)
 	if (!err && !follow && (err = evlist__enable(rec->el)))
 		seterr(rec, "cannot enable the events: %s", strerror(-err));
 	if (err) {
-		/* nothing recorded: the file that was there stays */
-		perf_writer__discard(rec->w);
-		rec->w = NULL;
+		start_failed(rec);
 		return err;
 	}
 	rec->started = true;
@@ -1378,6 +1387,10 @@ int record__start(struct record *rec)
 			else
 				seterr(rec, "cannot run '%s': %s%s", rec->o.argv[0], strerror(-err),
 				       err == -ENOENT ? " (is it in PATH?)" : "");
+			/* the command never ran: no recording of it, as for a start that failed
+			 * before (its events, enabled on exec, counted nothing) */
+			start_failed(rec);
+			rec->started = false;
 			return err;
 		}
 	}

@@ -86,7 +86,10 @@ echo x > taken.data && mkdir taken.data.old
 expect 2 "the file there would become taken.data.old, which is a directory" -- -o taken.data true
 [ "$(cat taken.data)" = x ] || fail "-o taken.data: the file was touched"
 printf '#!/no/such/interpreter\necho hi\n' > badshebang.sh && chmod +x badshebang.sh
+echo before > bs.data
 expect 127 "it is there, but the interpreter its #! line names, /no/such/interpreter, does not exist" -- -o bs.data ./badshebang.sh
+# the command never ran: the file that was there stays (before: an empty recording took its place)
+[ "$(cat bs.data)" = before ] && [ ! -e bs.data.old ] || { ls -la bs.data*; fail "a command that did not run replaced -o's file"; }
 [ ! -e ./- ] || fail "precord -o - made a file named '-'"
 # A start that fails after the file was made (the description of the running processes
 # passes --max-size): the file that was there stays as it was, and no .old appears.
