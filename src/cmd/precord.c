@@ -479,19 +479,9 @@ static int check_output(const char *path)
 				 "standard output (perf's pipe mode); record to a file, then read it "
 				 "from there (or name a file called '-' as ./-)");
 	struct stat st;
-	bool there = stat(path, &st) == 0;
 
-	/* a symlink whose target cannot be made: say so, rather than fail at the start */
-	if (!there && errno == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-
-		target[n > 0 ? n : 0] = 0;
-		return usage_err("cannot write -o %s: it is a symlink to %s, whose directory does not "
-				 "exist (create it, or give another -o)", path, target);
-	}
 	/* the file there would become path.old: that name must be free for it */
-	if (there && S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		char old[PATH_MAX + 8];
 
 		snprintf(old, sizeof(old), "%s.old", path);
@@ -501,6 +491,9 @@ static int check_output(const char *path)
 	}
 	r = fileio__check_seekable(path, what, sizeof(what));
 
+	if (r == -EINVAL && !strncmp(what, "a symlink", 9))
+		return usage_err("cannot write -o %s: it is %s (create it, or give another -o)", path,
+				 what);
 	if (r == -EINVAL && !strncmp(what, "in ", 3))
 		return usage_err("cannot write -o %s: it would be %s (%s)", path, what,
 				 strstr(what, "stores no files") ? "give the name of a file on a disk" :

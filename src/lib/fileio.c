@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,8 @@ int fileio__check_seekable(const char *path, char *ret_what, size_t len)
 	struct statfs fs;
 	struct stat st;
 	const char *what = NULL, *fsname;
-	char *copy, *dir;
+	char *copy, *dir, target[PATH_MAX];
+	ssize_t n;
 	int r;
 
 	if (stat(path, &st) == 0) {
@@ -122,15 +124,37 @@ int fileio__check_seekable(const char *path, char *ret_what, size_t len)
 	}
 	if (errno != ENOENT && errno != ENOTDIR)
 		return -errno;
-	/* none yet: its directory must exist, on a file system that stores files */
-	copy = strdup(path);
+	/* none yet: its directory must exist, on a file system that stores files; for a symlink
+	 * whose target is not there yet, the target's directory (open makes the target there) */
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = 0;
+		copy = strdup(path);
+		if (copy && target[0] != '/') {
+			char *joined = NULL;
+
+			if (asprintf(&joined, "%s/%s", dirname(copy), target) < 0)
+				joined = NULL;
+			free(copy);
+			copy = joined;
+		} else if (copy) {
+			free(copy);
+			copy = strdup(target);
+		}
+	} else {
+		copy = strdup(path);
+	}
 	if (!copy)
 		return -ENOMEM;
 	dir = dirname(copy);
 	r = 0;
 	if (stat(dir, &st) < 0) {
 		r = errno == ENOENT || errno == ENOTDIR ? -EINVAL : -errno;
-		snprintf(ret_what, len, "in %s, which does not exist", dir);
+		if (n > 0)
+			snprintf(ret_what, len, "a symlink to %s, whose directory does not exist",
+				 target);
+		else
+			snprintf(ret_what, len, "in %s, which does not exist", dir);
 	} else if (!S_ISDIR(st.st_mode)) {
 		snprintf(ret_what, len, "in %s, which is not a directory", dir);
 		r = -EINVAL;

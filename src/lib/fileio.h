@@ -21,7 +21,8 @@ ssize_t fileio__read_full(int fd, void *buf, size_t len);
  * opens path, so a FIFO cannot block it. Returns 0 (a regular file, or none yet in an existing
  * directory of such a file system), or -EINVAL with what path is written to ret_what ("a
  * directory", "a named pipe (FIFO)", "a character device", "a file of the proc file system",
- * "in a directory that does not exist"...), or -errno of stat. */
+ * "in a directory that does not exist", "a symlink to T, whose directory does not exist"...),
+ * or -errno of stat. A symlink to a file not there yet is looked at as its target. */
 int fileio__check_seekable(const char *path, char *ret_what, size_t len);
 
 /* mkdir -p path with mode for every directory it makes (an existing one is fine). Returns 0,

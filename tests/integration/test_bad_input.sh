@@ -82,6 +82,10 @@ expect 2 "cannot write -o -: precord writes perf.data with seeks" -- -o - true
 expect 2 "--lossless cannot be used with -C: -C records every process on those CPUs" -- --lossless -C 0 true
 ln -s /nonexistent-dir/x dangling
 expect 2 "cannot write -o dangling: it is a symlink to /nonexistent-dir/x, whose directory does not exist" -- -o dangling true
+# a symlink to a file not there yet, in a directory that is: open makes the file, as perf's
+mkdir -p linked && ln -s linked/new.data to-new
+precord -q -o to-new -- true || fail "-o a symlink to a new file in an existing directory: exit $?"
+[ -s linked/new.data ] || fail "-o to-new did not write linked/new.data"
 echo x > taken.data && mkdir taken.data.old
 expect 2 "the file there would become taken.data.old, which is a directory" -- -o taken.data true
 [ "$(cat taken.data)" = x ] || fail "-o taken.data: the file was touched"
