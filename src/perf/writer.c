@@ -578,8 +578,17 @@ struct build_ids_run {
 	size_t n;
 };
 
+/* A file to add to the build-id cache once the pass is over. */
+struct cache_add {
+	const char *path; /* the DSO entry's: DSOs live as long as the writer */
+	uint8_t id[FEAT_BUILD_ID_MAX];
+	size_t len;
+};
+
 /* BUILD_ID entries for every registered DSO whose id reads correctly, until the pass's time
- * is spent. Counts them in x->n. */
+ * is spent. Counts them in x->n. The files go into the build-id cache after the pass, out of
+ * its time and its lock: linking, or copying across file systems, is slower than reading ids,
+ * and spent the time of the DSOs after them. */
 static int build_ids_fn(void *p)
 {
 	struct build_ids_run *x = p;
@@ -588,9 +597,13 @@ static int build_ids_fn(void *p)
 	uint8_t id[FEAT_BUILD_ID_MAX];
 	bool kernel_done = false;
 	uint64_t end = clock__ms() + BUILD_ID_PASS_MS;
-	size_t n = 0;
+	size_t n = 0, nr_adds = 0;
+	struct cache_add *adds = NULL;
 
 	pthread_mutex_lock(&w->dso_lock);
+	/* no room for the list: no cache, the recording's ids all the same */
+	if (w->buildid_cache)
+		adds = calloc(w->nr_dsos ? w->nr_dsos : 1, sizeof(*adds));
 	for (size_t i = 0; i < DSO_BUCKETS; i++) {
 		for (struct pw_dso *d = w->dsos[i]; d; d = d->next) {
 			int len;
@@ -622,13 +635,18 @@ static int build_ids_fn(void *p)
 			if (len > 0) {
 				put_build_id(b, d->path, PERF_RECORD_MISC_USER, id, len);
 				n++;
-				if (w->buildid_cache)
-					buildid_cache__add(w->buildid_cache, d->path, id,
-							   (size_t)len);
+				if (adds && nr_adds < w->nr_dsos) {
+					adds[nr_adds].path = d->path;
+					memcpy(adds[nr_adds].id, id, (size_t)len);
+					adds[nr_adds++].len = (size_t)len;
+				}
 			}
 		}
 	}
 	pthread_mutex_unlock(&w->dso_lock);
+	for (size_t i = 0; i < nr_adds; i++)
+		buildid_cache__add(w->buildid_cache, adds[i].path, adds[i].id, adds[i].len);
+	free(adds);
 	x->n = n;
 	return 0;
 }
