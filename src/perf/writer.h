@@ -146,10 +146,10 @@ uint64_t perf_writer__data_size(const struct perf_writer *w);
  * data size, with COMPRESSED alone when that fits, else without features. */
 int perf_writer__finalize(struct perf_writer *w);
 
-/* Close (finalizing first if that has not been done), free. NULL is a no-op. */
 /* A start that failed after the file was opened: the file is removed, unfinished (it holds no
  * recording), the one moved to path.old comes back, and w is freed. */
 void perf_writer__discard(struct perf_writer *w);
+/* Close (finalizing first if that has not been done), free. NULL is a no-op. */
 void perf_writer__free(struct perf_writer *w);
 
 #endif
