@@ -232,33 +232,29 @@ static int parse_cmdline(struct perf_reader *r, struct feat_cur *c)
 
 static int parse_event_desc(struct perf_reader *r, struct feat_cur *c)
 {
-	uint32_t nr, sz, i;
+	struct feat_event_desc d;
+	uint32_t nr, sz;
 
-	if (feat_cur__u32(c, &nr) < 0 || feat_cur__u32(c, &sz) < 0 || sz < PERF_ATTR_SIZE_VER0 ||
-	    sz > MAX_ATTR_SIZE)
+	if (feat_event_desc__begin(c, c->p, c->left, &nr, &sz) < 0)
 		return -EBADMSG;
 	r->event_desc_attr_size = sz;
-	for (i = 0; i < nr; i++) {
-		uint32_t nr_ids;
-		const char *name;
-		uint64_t first_id = 0;
+	for (uint32_t i = 0; i < nr; i++) {
 		int idx = -1;
+		char *name;
 
-		if (feat_cur__skip(c, sz) < 0 || feat_cur__u32(c, &nr_ids) < 0 || fc_string(r, c, &name) < 0)
+		if (feat_event_desc__next(c, sz, &d) < 0)
 			return -EBADMSG;
-		if (nr_ids > c->left / 8)
-			return -EBADMSG;
-		if (nr_ids)
-			first_id = rd64(c->p);
-		c->p += 8 * (uint64_t)nr_ids;
-		c->left -= 8 * (uint64_t)nr_ids;
 		/* perf names the attr that owns the event's first id; without ids, by position. */
-		if (nr_ids)
-			idx = perf_reader__attr_of_id(r, first_id);
+		if (d.nr_ids)
+			idx = perf_reader__attr_of_id(r, feat_event_desc__id(&d, 0));
 		else if (i < r->nr_attrs)
-			idx = i;
-		if (idx >= 0 && !r->attrs[idx].name)
-			r->attrs[idx].name = name;
+			idx = (int)i;
+		if (idx < 0 || r->attrs[idx].name)
+			continue;
+		name = keep(r, strdup(d.name));
+		if (!name)
+			return -ENOMEM;
+		r->attrs[idx].name = name;
 	}
 	return 0;
 }
