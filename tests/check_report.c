@@ -727,26 +727,31 @@ END_TEST
 	"#\n"                                                       \
 	"   100.00%  w        w              [.] leaf\n"
 
+/* graph_report(callee default, no children, default threshold) printed in mode: LEAF_ROW, then
+ * want. */
+static void assert_mode_text(enum report_graph mode, const char *what, const char *want)
+{
+	struct report *r = graph_report_as(mode, REPORT_ORDER_DEFAULT, true, -1);
+	char *out = NULL, *full = NULL;
+
+	ck_assert_int_ge(asprintf(&full, "%s%s", LEAF_ROW, want), 0);
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	assert_text(what, out, full);
+	free(out);
+	free(full);
+	report__free(r);
+}
+
 /* perf's flat and folded modes: each chain from the root, the most samples ending there first,
  * flat with what passes through its end, folded with what ends there; the 0.4% chain is under
  * the threshold. */
 START_TEST(test_graph_flat_folded)
 {
-	struct report *r = graph_report_as(REPORT_GRAPH_FOLDED, REPORT_ORDER_DEFAULT, true, -1);
-	char *out = NULL;
-
-	CAPTURE(out, report__fprintf(r, FP, NULL));
-	assert_text("folded", out,
-		LEAF_ROW
+	assert_mode_text(REPORT_GRAPH_FOLDED, "folded",
 		"60.00% leaf;a;main\n"
 		"39.60% leaf;b;main\n"
 		"\n\n");
-	free(out);
-	report__free(r);
-	r = graph_report_as(REPORT_GRAPH_FLAT, REPORT_ORDER_DEFAULT, true, -1);
-	CAPTURE(out, report__fprintf(r, FP, NULL));
-	assert_text("flat", out,
-		LEAF_ROW
+	assert_mode_text(REPORT_GRAPH_FLAT, "flat",
 		"           60.00%\n"
 		"                leaf\n"
 		"                a\n"
@@ -758,8 +763,6 @@ START_TEST(test_graph_flat_folded)
 		"                main\n"
 		"\n"
 		"\n\n");
-	free(out);
-	report__free(r);
 }
 END_TEST
 
@@ -767,12 +770,7 @@ END_TEST
  * (ceil(1000 * 0.5%) = 5 hides c's 4), and the hidden ones as one "[...]" line. */
 START_TEST(test_graph_fractal)
 {
-	struct report *r = graph_report_as(REPORT_GRAPH_FRACTAL, REPORT_ORDER_DEFAULT, true, -1);
-	char *out = NULL;
-
-	CAPTURE(out, report__fprintf(r, FP, NULL));
-	assert_text("fractal", out,
-		LEAF_ROW
+	assert_mode_text(REPORT_GRAPH_FRACTAL, "fractal",
 		"            |\n"
 		"            ---leaf\n"
 		"               |          \n"
@@ -784,8 +782,6 @@ START_TEST(test_graph_fractal)
 		"                --0.40%--[...]\n"
 		"\n"
 		"\n\n");
-	free(out);
-	report__free(r);
 }
 END_TEST
 

@@ -53,6 +53,21 @@ int report__parse_sort(const char *list, struct report_opts *opts)
 	return 0;
 }
 
+/* perf's -g print types by name; -1 for another word. */
+static int graph_mode(const char *t)
+{
+	static const char *const names[] = {
+		[REPORT_GRAPH_NONE] = "none", [REPORT_GRAPH_GRAPH] = "graph",
+		[REPORT_GRAPH_FLAT] = "flat", [REPORT_GRAPH_FOLDED] = "folded",
+		[REPORT_GRAPH_FRACTAL] = "fractal",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(t, names[i]))
+			return (int)i;
+	return -1;
+}
+
 int report__parse_callgraph(const char *arg, struct report_opts *opts)
 {
 	struct report_opts o = *opts;
@@ -65,16 +80,10 @@ int report__parse_callgraph(const char *arg, struct report_opts *opts)
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		char *end;
 		any = true;
-		if (!strcmp(t, "graph"))
-			o.graph = REPORT_GRAPH_GRAPH;
-		else if (!strcmp(t, "flat"))
-			o.graph = REPORT_GRAPH_FLAT;
-		else if (!strcmp(t, "fractal"))
-			o.graph = REPORT_GRAPH_FRACTAL;
-		else if (!strcmp(t, "folded"))
-			o.graph = REPORT_GRAPH_FOLDED;
-		else if (!strcmp(t, "none"))
-			o.graph = REPORT_GRAPH_NONE;
+		int mode = graph_mode(t);
+
+		if (mode >= 0)
+			o.graph = (enum report_graph)mode;
 		else if (!strcmp(t, "caller"))
 			o.order = REPORT_ORDER_CALLER;
 		else if (!strcmp(t, "callee"))
