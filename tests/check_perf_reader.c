@@ -209,6 +209,18 @@ static struct perf_reader *open_reader(const char *path, const struct perf_reade
 	return r;
 }
 
+/* got holds the records of want, in its order, and as many bad samples. */
+static void assert_same_recs(const struct recs *got, const struct recs *want)
+{
+	ck_assert_uint_eq(got->n, want->n);
+	ck_assert_int_eq(got->bad_samples, want->bad_samples);
+	for (size_t i = 0; i < want->n; i++) {
+		ck_assert_uint_eq(got->v[i].offset, want->v[i].offset);
+		ck_assert_uint_eq(got->v[i].sum, want->v[i].sum);
+		ck_assert_uint_eq(got->v[i].time, want->v[i].time);
+	}
+}
+
 /* Every record, read twice: decoded on the calling thread, then on a decoding thread of its
  * own; both give the same records, counts and damage. */
 static struct recs read_all(struct perf_reader *r, bool ordered)
@@ -224,13 +236,7 @@ static struct recs read_all(struct perf_reader *r, bool ordered)
 	d = perf_reader__damage(r);
 	ck_assert_uint_eq(d ? d->offset : UINT64_MAX, doff);
 	ck_assert(!memcmp(&st, perf_reader__walk_stats(r), sizeof(st)));
-	ck_assert_uint_eq(rt.n, rs.n);
-	ck_assert_uint_eq(rt.bad_samples, rs.bad_samples);
-	for (size_t i = 0; i < rs.n; i++) {
-		ck_assert_uint_eq(rt.v[i].offset, rs.v[i].offset);
-		ck_assert_uint_eq(rt.v[i].sum, rs.v[i].sum);
-		ck_assert_uint_eq(rt.v[i].time, rs.v[i].time);
-	}
+	assert_same_recs(&rt, &rs);
 	free(rt.v);
 	return rs;
 }
@@ -1025,15 +1031,107 @@ START_TEST(test_frames_decode_ahead)
 		ck_assert_uint_ge(c.decoded, 1);
 		ck_assert_uint_eq(c.after, 0);
 		ck_assert_uint_eq(perf_reader__frame_jobs(r), 30 + 1 + 2);
-		ck_assert_uint_eq(c.got.n, one.n);
-		ck_assert_int_eq(c.got.bad_samples, 0);
-		for (size_t i = 0; i < one.n; i++) {
-			ck_assert_uint_eq(c.got.v[i].offset, one.v[i].offset);
-			ck_assert_uint_eq(c.got.v[i].sum, one.v[i].sum);
-			ck_assert_uint_eq(c.got.v[i].time, one.v[i].time);
-		}
+		ck_assert_int_eq(one.bad_samples, 0);
+		assert_same_recs(&c.got, &one);
 		perf_reader__set_decode_thread(r, false);
 		perf_reader__set_frame_helper(r, false);
+		free(one.v);
+		free(c.got.v);
+	}
+	perf_reader__free(r);
+	unlink(path);
+}
+END_TEST
+
+/* perf -z's, with a plain record after each of 400 pieces of its one frame: the pipe to the
+ * calling thread fills while that thread holds its first record. */
+static void layout_pieces(struct perf_writer *w)
+{
+	uint8_t raw[32 * 300], z[16384];
+	size_t n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 300, &layout_t), 1);
+	size_t piece = n / 400 + 1;
+
+	ck_assert(!ZSTD_isError(n));
+	for (size_t at = 0; at < n; at += piece) {
+		append_raw_compressed(w, z + at, n - at < piece ? n - at : piece);
+		append_round(w);
+	}
+}
+
+/* The decoding thread's idle work (perf_reader__set_idle_work): called on that thread, instead
+ * of a wait for the calling thread, again while it returns true; never once the walk is over. */
+struct idle_ctx {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t caller;
+	unsigned int calls, work; /* calls; of them, those that "did work" (returned true) */
+	bool other_thread, waited;
+	struct recs got;
+};
+
+static bool idle_work(void *arg)
+{
+	struct idle_ctx *c = arg;
+	bool did;
+
+	pthread_mutex_lock(&c->lock);
+	c->other_thread |= !pthread_equal(pthread_self(), c->caller);
+	did = c->work < 3;
+	c->calls++;
+	c->work += did;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return did;
+}
+
+static int idle_collect(const struct perf_reader_record *rr, void *ctx)
+{
+	struct idle_ctx *c = ctx;
+
+	if (!c->waited) {
+		pthread_mutex_lock(&c->lock);
+		while (c->work < 3 || c->calls == c->work)
+			pthread_cond_wait(&c->cond, &c->lock);
+		pthread_mutex_unlock(&c->lock);
+		c->waited = true;
+	}
+	return collect(rr, &c->got);
+}
+
+START_TEST(test_idle_work)
+{
+	char path[64];
+	struct perf_reader *r;
+	struct idle_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+	write_frames_file(path, sizeof(path), "idle", layout_pieces);
+	r = open_reader(path, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(perf_reader__one_stream(r));
+	c.caller = pthread_self();
+	for (int ordered = 0; ordered < 2; ordered++) {
+		struct recs one = read_once(r, ordered);
+		unsigned int calls;
+
+		ck_assert_uint_eq(perf_reader__walk_stats(r)->nr_by_type[PERF_RECORD_SAMPLE], 300);
+		perf_reader__set_decode_thread(r, true);
+		perf_reader__set_idle_work(r, idle_work, &c);
+		c.got = (struct recs){ .r = r };
+		c.calls = c.work = 0;
+		c.waited = c.other_thread = false;
+		ck_assert_int_eq((ordered ? perf_reader__for_each_ordered :
+					    perf_reader__for_each)(r, idle_collect, &c), 0);
+		/* three calls did work, a fourth found none and the decoder waited */
+		ck_assert_uint_eq(c.work, 3);
+		ck_assert_uint_ge(c.calls, 4);
+		ck_assert(c.other_thread);
+		assert_same_recs(&c.got, &one);
+		/* a walk on the calling thread alone has no decoding thread to call it */
+		calls = c.calls;
+		perf_reader__set_decode_thread(r, false);
+		free(read_once(r, ordered).v);
+		ck_assert_uint_eq(c.calls, calls);
+		perf_reader__set_idle_work(r, NULL, NULL);
 		free(one.v);
 		free(c.got.v);
 	}
@@ -1982,6 +2080,7 @@ Suite *perf_reader_suite(void)
 	tcase_add_test(tc, test_skippable_and_cut_frames);
 	tcase_add_test(tc, test_frames_decoded_apart);
 	tcase_add_test(tc, test_frames_decode_ahead);
+	tcase_add_test(tc, test_idle_work);
 	tcase_add_test(tc, test_frames_apart_edges);
 	tcase_add_test(tc, test_perf_dwarf);
 	tcase_add_test(tc, test_perf_dwarf_stacks);

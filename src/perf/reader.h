@@ -202,6 +202,12 @@ void perf_reader__set_frame_helper(struct perf_reader *r, bool on);
 /* Any thread, during an iteration with a decoding thread and a frame helper: decode the next
  * frame nobody decodes yet. False when there was none (or another thread is helping). */
 bool perf_reader__decode_ahead(struct perf_reader *r);
+/* With fn (NULL: none; not to be changed during an iteration), a decoding thread that would wait
+ * for the calling thread to take its records first calls fn(ctx), on itself, until fn returns
+ * false: the caller's own work that takes microseconds and needs nothing from this reader (its
+ * records already taken). For a caller whose calling thread is the one behind (preport unwinding
+ * a perf -z file at -j 2). */
+void perf_reader__set_idle_work(struct perf_reader *r, bool (*fn)(void *ctx), void *ctx);
 /* True when the file's COMPRESSED records carry one zstd stream rather than independent frames
  * (perf record -z never ends its one frame; precord ends one per reader flush): its first frame
  * is interrupted by a plain record, passes 16 MiB (or 32 MiB decoded), or is not zstd's. Such a

@@ -117,6 +117,8 @@ struct perf_reader {
 	size_t nr_free_blocks;
 	bool decode_thread;     /* decode COMPRESSED records on a thread of their own */
 	bool frame_helper;      /* perf_reader__decode_ahead decodes the frames ahead, not it */
+	bool (*idle_fn)(void *ctx); /* perf_reader__set_idle_work */
+	void *idle_ctx;
 	/* the threaded walk a helper may decode frames for (NULL: none), and whether one is in
 	 * it: the walk ends only once no helper is */
 	pthread_mutex_t help_lock;

@@ -55,6 +55,12 @@ void perf_reader__set_frame_helper(struct perf_reader *r, bool on)
 	r->frame_helper = on;
 }
 
+void perf_reader__set_idle_work(struct perf_reader *r, bool (*fn)(void *ctx), void *ctx)
+{
+	r->idle_fn = fn;
+	r->idle_ctx = ctx;
+}
+
 uint64_t perf_reader__nr_unordered(const struct perf_reader *r)
 {
 	return r->nr_unordered;
@@ -527,6 +533,17 @@ static int push(struct walk *w, struct item *it)
 		/* the delivering side may be waiting for a batch that will not fill now */
 		if (p->c_waiting)
 			pthread_cond_broadcast(&p->cond);
+		/* the caller's work instead of a wait, while it has some (then the lower bounds of
+		 * a decoder that waited apply) */
+		if (w->r->idle_fn) {
+			bool did;
+
+			pthread_mutex_unlock(&p->lock);
+			did = w->r->idle_fn(w->r->idle_ctx);
+			pthread_mutex_lock(&p->lock);
+			if (did)
+				continue;
+		}
 		p->p_waiting = true;
 		p->p_far = !full;
 		pthread_cond_wait(&p->cond, &p->lock);
