@@ -45,8 +45,8 @@ struct cli {
 	bool graph_set;	/* -g given */
 	bool inverted;	/* -G */
 	int32_t *pids, *tids, *cpus;
-	const char **comms, **cgroups;
-	size_t nr_pids, nr_tids, nr_cpus, nr_comms, nr_cgroups;
+	const char **comms, **cgroups, **dsos, **symbols;
+	size_t nr_pids, nr_tids, nr_cpus, nr_comms, nr_cgroups, nr_dsos, nr_symbols;
 	struct report_opts ro;
 	struct time_range *times;
 	size_t nr_times;
@@ -145,6 +145,9 @@ static void usage(FILE *f)
 "      --header-only      only the header (the records are not read)\n"
 "      --pid PIDS, --tid TIDS, --comm NAMES, --cpu CPUS   only these (comma-separated;\n"
 "                         CPUS may hold ranges, 0-3); perf's spellings -c/--comms, -C too\n"
+"  -d, --dsos DSOS        only rows of samples in these files (short name, libc.so.6, or path)\n"
+"  -S, --symbols NAMES    only rows of samples in these functions; as with --comm, the others\n"
+"                         still count in the percentages, and a single value hides its column\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
 "                         precord --all-cgroups; -s cgroup or unit sorts by them)\n"
 "      --max-stack N      frames of a recorded call chain, and of a stack unwound, at most\n"
@@ -171,7 +174,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY,
+	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 };
 
 static const struct option longopts[] = {
@@ -198,6 +201,8 @@ static const struct option longopts[] = {
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "comms", required_argument, NULL, OPT_COMM },	/* perf's spelling */
+	{ "dsos", required_argument, NULL, OPT_DSOS },
+	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
@@ -293,11 +298,13 @@ static int parse_opt(struct cli *c, int opt)
 		}
 		break;
 	case OPT_COMM:
-		if (parse_str_list(optarg, &c->comms, &c->nr_comms) < 0)
-			return EXIT_FAIL;
-		break;
+	case OPT_DSOS:
+	case OPT_SYMBOLS:
 	case OPT_CGROUP:
-		if (parse_str_list(optarg, &c->cgroups, &c->nr_cgroups) < 0)
+		if (parse_str_list(optarg, opt == OPT_COMM ? &c->comms : opt == OPT_DSOS ? &c->dsos :
+					   opt == OPT_SYMBOLS ? &c->symbols : &c->cgroups,
+				   opt == OPT_COMM ? &c->nr_comms : opt == OPT_DSOS ? &c->nr_dsos :
+					   opt == OPT_SYMBOLS ? &c->nr_symbols : &c->nr_cgroups) < 0)
 			return EXIT_FAIL;
 		break;
 	case OPT_MAXSTACK:
@@ -345,8 +352,9 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:nqvh", longopts, NULL)) != -1)
-		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU : opt)) >= 0)
+	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:nqvh", longopts, NULL)) != -1)
+		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU :
+				      opt == 'd' ? OPT_DSOS : opt == 'S' ? OPT_SYMBOLS : opt)) >= 0)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
@@ -367,6 +375,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	c->ro.pids = c->pids; c->ro.nr_pids = c->nr_pids;
 	c->ro.tids = c->tids; c->ro.nr_tids = c->nr_tids;
 	c->ro.comms = c->comms; c->ro.nr_comms = c->nr_comms;
+	c->ro.dsos = c->dsos; c->ro.nr_dsos = c->nr_dsos;
+	c->ro.symbols = c->symbols; c->ro.nr_symbols = c->nr_symbols;
 	c->ro.cpus = c->cpus; c->ro.nr_cpus = c->nr_cpus;
 	return -1;
 }
@@ -945,6 +955,8 @@ out:
 	free(c.tids);
 	free(c.cpus);
 	free(c.comms);
+	free(c.dsos);
+	free(c.symbols);
 	free(c.cgroups);
 	free(c.times);
 	free(c.args);

@@ -46,6 +46,11 @@ struct report_set {
 	struct srcbuf sb;
 	struct chain_memo memo[CHAIN_MEMO];
 	uint64_t memo_hits;
+	/* --dsos, --symbols (report_opts) */
+	const char *const *dsos;
+	size_t nr_dsos;
+	const char *const *symbols;
+	size_t nr_symbols;
 };
 
 static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
@@ -303,6 +308,32 @@ static struct chain_memo *chain_memo(struct report_set *rs, const struct report_
 	return m;
 }
 
+static bool listed(const char *const *l, size_t n, const char *v)
+{
+	for (size_t i = 0; v && i < n; i++)
+		if (!strcmp(l[i], v))
+			return true;
+	return false;
+}
+
+/* perf's --dsos and --symbols judge the sample's own ip (the frame its Self row comes from,
+ * before inlined functions are expanded): its DSO by short name or path, its symbol by name. A
+ * sample without a frame there has neither. */
+static bool location_filtered(const struct report_set *rs, const struct report_session_sample *s)
+{
+	const struct unwind_frame *f = s->nr_frames ? &s->frames[0] : NULL;
+
+	if (rs->nr_dsos) {
+		const char *path = f && f->dso ? dso__name(f->dso) : NULL;
+
+		if (!path || !(listed(rs->dsos, rs->nr_dsos, short_dso(f)) ||
+			       listed(rs->dsos, rs->nr_dsos, path)))
+			return true;
+	}
+	return rs->nr_symbols && !(f && f->sym && listed(rs->symbols, rs->nr_symbols,
+							 unwind_frame__name(f)));
+}
+
 static int add_sample(void *ctx, const struct report_session_sample *s)
 {
 	struct report_set *rs = ctx;
@@ -312,7 +343,9 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	struct report_sample sample = {
 		.comm = s->comm,
 		.cgroup = s->cgroup,
-		.filtered = s->filtered,
+		/* (a function of the frames: the memo's chain stays right) */
+		.filtered = s->filtered || ((rs->nr_dsos || rs->nr_symbols) &&
+					    location_filtered(rs, s)),
 		.pid = (int32_t)s->raw->pid,
 		.tid = (int32_t)s->raw->tid,
 		.cpu = s->cpu,
@@ -371,6 +404,10 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
 		for (size_t i = 0; i < o->nr_sort_keys; i++)
 			rs->srclines |= o->sort_keys[i] == REPORT_SORT_SRCLINE;
+		rs->dsos = o->dsos;
+		rs->nr_dsos = o->nr_dsos;
+		rs->symbols = o->symbols;
+		rs->nr_symbols = o->nr_symbols;
 	}
 	rs->reports = calloc(rs->nr, sizeof(*rs->reports));
 	if (!rs->reports)

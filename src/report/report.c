@@ -176,8 +176,11 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	/* Consecutive samples mostly come from the same thread: skip the lookup then. */
 	uint32_t lk = s->chain && s->chain->known ? s->chain->leaf_kernel :
 		      s->self ? s->self->kernel : s->frames[0].kernel;
+	/* (not only the thread's: --dsos and --symbols filter by the sample's ip) */
+	uint32_t filt = filtered(&r->opts, s);
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
-	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk && s->comm && r->last_comm_ptr &&
+	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk &&
+	    r->ctxs[r->last_ctx].filtered == filt && s->comm && r->last_comm_ptr &&
 	    r->last_cgroup_ptr == s->cgroup &&
 	    strcmp(r->last_comm_ptr, s->comm) == 0) {
 		*ret = r->last_ctx;
@@ -198,7 +201,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	k.tid = s->tid;
 	k.cpu = cpu;
 	k.leaf_kernel = lk;
-	k.filtered = filtered(&r->opts, s);
+	k.filtered = filt;
 	uint32_t h = rep_hash_words((const uint32_t *)&k, sizeof(k) / 4);
 	if (rep_htab_reserve(&r->ctx_ht) < 0)
 		return -ENOMEM;

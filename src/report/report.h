@@ -114,6 +114,13 @@ struct report_opts {
 	size_t nr_tids;
 	const char *const *comms;
 	size_t nr_comms;
+	/* perf's --dsos and --symbols: rows of samples whose own ip lies in one of these DSOs
+	 * (short name, "libc.so.6", or path) or symbols (names); the caller marks the others
+	 * filtered (report_sample.filtered). Here: the preamble and the hidden column. */
+	const char *const *dsos;
+	size_t nr_dsos;
+	const char *const *symbols;
+	size_t nr_symbols;
 	const int32_t *cpus;
 	size_t nr_cpus;
 };

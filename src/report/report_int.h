@@ -52,7 +52,8 @@ struct ctx {            /* who ran: everything a row key may need besides the fr
 	uint32_t cgroup, unit;  /* interned cgroup path and unit name */
 	int32_t pid, tid, cpu;
 	uint32_t leaf_kernel;   /* the sample's mode (frames[0].kernel) */
-	uint32_t filtered;      /* excluded by --pid/--tid/--comm: counted, never shown */
+	uint32_t filtered;      /* excluded by --pid/--tid/--comm, or the caller's filters
+				 * (--dsos, --symbols, --cgroup): counted, never shown */
 };
 
 struct rec {            /* one distinct (stack, context, self frame) with its counters */
@@ -216,6 +217,8 @@ void rep_view_free(struct view *v);
 int rep_view_build(struct view *v, struct report *r, bool graph);
 /* table.c. v as a percentage of total (0 when total is 0). */
 double rep_pct(uint64_t v, uint64_t total);
+/* Whether sort key k's column is hidden (filtered down to one value; see table.c). */
+bool rep_elided(const struct report *r, enum report_sort_key k);
 /* callgraph.c. Print e's call graph. Returns 0, -ENOMEM or -EIO. */
 int rep_print_graph(struct gctx *g, const struct entry *e);
 /* perf's flat (folded false) and folded call graphs under e's row. */

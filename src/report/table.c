@@ -73,11 +73,25 @@ static void print_dots(FILE *fp, size_t n)
 		fputc('.', fp);
 }
 
-/* perf hides a column filtered down to one value (--comm with a single name) and names the
- * value in the preamble instead. */
-static bool elided(const struct report *r, enum report_sort_key k)
+/* perf hides a column filtered down to one value (--comm, --dsos or --symbols with a single
+ * name) and names the value in the preamble instead; but not every column: when all would go,
+ * all stay. A hidden column takes no part in the order of the rows either (perf's
+ * perf_hpp__should_skip). */
+static bool one_value(const struct report *r, enum report_sort_key k)
 {
-	return k == REPORT_SORT_COMM && r->opts.nr_comms == 1;
+	return (k == REPORT_SORT_COMM && r->opts.nr_comms == 1) ||
+	       (k == REPORT_SORT_DSO && r->opts.nr_dsos == 1) ||
+	       (k == REPORT_SORT_SYM && r->opts.nr_symbols == 1);
+}
+
+bool rep_elided(const struct report *r, enum report_sort_key k)
+{
+	if (!one_value(r, k))
+		return false;
+	for (size_t i = 0; i < r->opts.nr_sort_keys; i++)
+		if (!one_value(r, r->opts.sort_keys[i]))
+			return true;
+	return false;
 }
 
 static void print_headers(const struct report *r, const struct widths *w, FILE *fp)
@@ -106,7 +120,7 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 		for (size_t i = 0; i < o->nr_sort_keys; i++) {
 			const char *h = NULL;
 			size_t wd = 0;
-			if (elided(r, o->sort_keys[i]))
+			if (rep_elided(r, o->sort_keys[i]))
 				continue;
 			switch (o->sort_keys[i]) {
 			case REPORT_SORT_COMM:
@@ -167,7 +181,7 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 		fprintf(fp, "  %12llu", (unsigned long long)e->nr_samples);
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		bool last = i + 1 == o->nr_sort_keys;
-		if (elided(r, o->sort_keys[i]))
+		if (rep_elided(r, o->sort_keys[i]))
 			continue;
 		fputs("  ", fp);
 		switch (o->sort_keys[i]) {

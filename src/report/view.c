@@ -253,6 +253,8 @@ static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 		return d;
 	for (size_t i = 0; i < r->opts.nr_sort_keys; i++) {
 		const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
+		if (rep_elided(r, r->opts.sort_keys[i]))
+			continue;
 		switch (r->opts.sort_keys[i]) {
 		case REPORT_SORT_COMM:
 			d = strcmp(rep_str(r, a->comm), rep_str(r, b->comm));
