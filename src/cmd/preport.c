@@ -122,6 +122,7 @@ static void usage(FILE *f)
 "                         ignored, as by perf, in a file without call chains)\n"
 "      --no-children      Self only\n"
 "  -n, --show-nr-samples  a Samples column: each row's own samples\n"
+"      --show-total-period   a Period column: each row's own period (event count)\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
@@ -148,6 +149,8 @@ static void usage(FILE *f)
 "  -d, --dsos DSOS        only rows of samples in these files (short name, libc.so.6, or path)\n"
 "  -S, --symbols NAMES    only rows of samples in these functions; as with --comm, the others\n"
 "                         still count in the percentages, and a single value hides its column\n"
+"      --percentage relative|absolute   with filters, percentages of the rows shown or\n"
+"                         (the default) of every sample, as perf\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
 "                         precord --all-cgroups; -s cgroup or unit sorts by them)\n"
 "      --max-stack N      frames of a recorded call chain, and of a stack unwound, at most\n"
@@ -175,6 +178,7 @@ enum {
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
+	OPT_TOTAL_PERIOD, OPT_PERCENTAGE,
 };
 
 static const struct option longopts[] = {
@@ -202,6 +206,8 @@ static const struct option longopts[] = {
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "comms", required_argument, NULL, OPT_COMM },	/* perf's spelling */
 	{ "dsos", required_argument, NULL, OPT_DSOS },
+	{ "show-total-period", no_argument, NULL, OPT_TOTAL_PERIOD },
+	{ "percentage", required_argument, NULL, OPT_PERCENTAGE },
 	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "cpu", required_argument, NULL, OPT_CPU },
@@ -258,6 +264,14 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_CHILDREN: c->children = true; c->children_set = true; break;
 	case OPT_NO_CHILDREN: c->children = false; c->children_set = true; break;
 	case 'n': c->ro.show_nr_samples = true; break;
+	case OPT_TOTAL_PERIOD: c->ro.show_total_period = true; break;
+	case OPT_PERCENTAGE:
+		if (strcmp(optarg, "relative") && strcmp(optarg, "absolute")) {
+			err("invalid --percentage '%s': expected relative or absolute", optarg);
+			return EXIT_USAGE;
+		}
+		c->ro.relative = !strcmp(optarg, "relative");
+		break;
 	case OPT_INLINE: c->ro.no_inline = false; break;
 	case OPT_NO_INLINE: c->ro.no_inline = true; break;
 	case 's':

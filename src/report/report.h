@@ -95,6 +95,9 @@ struct report_opts {
 	size_t nr_sort_keys;
 	bool no_children;         /* --no-children */
 	bool show_nr_samples;     /* -n: a Samples column (the row's own samples), as perf's */
+	bool show_total_period;   /* --show-total-period: a Period column (the row's own) */
+	bool relative;            /* --percentage relative: shares of the rows shown (the
+				   * filters' leftovers), not of every sample */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
 	enum report_graph graph;
 	enum report_order order;

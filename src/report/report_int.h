@@ -169,6 +169,8 @@ struct view {
 	struct htab cnode_ht;
 	uint32_t *order;        /* entries in output order */
 	bool graph;
+	/* the rows' percentages are of total (--percentage relative: of the rows shown) */
+	uint64_t total;
 };
 
 /* containers.c. A copy of s[0..len) with a NUL in the arena; NULL when out of memory. */

@@ -110,12 +110,14 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 			else
 				fprintf(fp, "%8s", "Overhead");
 		}
-		if (o->show_nr_samples) {
+		for (int c = 0; c < 2; c++) {
+			if (!(c ? o->show_total_period : o->show_nr_samples))
+				continue;
 			fputs("  ", fp);
 			if (line)
 				print_dots(fp, 12);
 			else
-				fprintf(fp, "%12s", "Samples");
+				fprintf(fp, "%12s", c ? "Period" : "Samples");
 		}
 		for (size_t i = 0; i < o->nr_sort_keys; i++) {
 			const char *h = NULL;
@@ -172,13 +174,17 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 	const struct frame *f = &r->frames[e->frame];
 	char buf[4096];
 
+	/* perf's " %*.2f%%" in a column of 8, after two spaces: a share over 9999.99% (of the
+	 * rows shown, --percentage relative) pushes the line right, not the space before it */
 	if (!o->no_children)
-		fprintf(fp, "  %7.2f%%  %7.2f%%", rep_pct(e->children, r->total_period),
-			rep_pct(e->self, r->total_period));
+		fprintf(fp, "   %6.2f%%   %6.2f%%", rep_pct(e->children, v->total),
+			rep_pct(e->self, v->total));
 	else
-		fprintf(fp, "  %7.2f%%", rep_pct(e->self, r->total_period));
+		fprintf(fp, "   %6.2f%%", rep_pct(e->self, v->total));
 	if (o->show_nr_samples)
 		fprintf(fp, "  %12llu", (unsigned long long)e->nr_samples);
+	if (o->show_total_period)
+		fprintf(fp, "  %12llu", (unsigned long long)e->self);
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		bool last = i + 1 == o->nr_sort_keys;
 		if (rep_elided(r, o->sort_keys[i]))
@@ -224,11 +230,12 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 
 
 /* perf's --percent-limit: the row's Children share with children, else its Self share. */
-static bool under_limit(const struct report *r, const struct entry *e)
+static bool under_limit(const struct view *v, const struct entry *e)
 {
-	uint64_t v = r->opts.no_children ? e->self : e->children;
+	const struct report *r = v->r;
+	uint64_t p = r->opts.no_children ? e->self : e->children;
 
-	return r->opts.percent_limit > 0 && rep_pct(v, r->total_period) < r->opts.percent_limit;
+	return r->opts.percent_limit > 0 && rep_pct(p, v->total) < r->opts.percent_limit;
 }
 
 int report__fprintf(struct report *r, FILE *fp, const char *event_name)
@@ -241,8 +248,20 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	if (err)
 		goto out;
 
-	/* perf divides by 1000 while the count exceeds 1000 and appends K/M/G. */
+	/* --percentage relative: perf's non-filtered totals, the own samples and periods of the
+	 * rows shown (Self's, with children) */
 	uint64_t ns = r->nr_samples;
+
+	v.total = r->total_period;
+	if (o->relative) {
+		ns = v.total = 0;
+		for (size_t i = 0; i < v.nr_entries; i++)
+			if (!v.entries[i].filtered) {
+				ns += v.entries[i].nr_samples;
+				v.total += v.entries[i].self;
+			}
+	}
+	/* perf divides by 1000 while the count exceeds 1000 and appends K/M/G. */
 	char unit = ' ';
 	const char *units = "KMG";
 	for (int i = 0; i < 3 && ns > 1000; i++) {
@@ -254,18 +273,20 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 		fprintf(fp, " of event '%s'", event_name);
 	if (o->time_str)
 		fprintf(fp, " (time slices: %s)", o->time_str);
-	fprintf(fp, "\n# Event count (approx.): %" PRIu64 "\n#\n", r->total_period);
+	fprintf(fp, "\n# Event count (approx.): %" PRIu64 "\n#\n", v.total);
 
 	compute_widths(&v, &w);
 	print_headers(r, &w, fp);
 
+	/* The call graphs' shares stay of every sample's period; their threshold is of the
+	 * rows' total (perf 6.1's hist_entry__fprintf and hists__output_resort). */
 	struct gctx g = { .v = &v, .fp = fp, .total = r->total_period,
 			  .fractal = o->graph == REPORT_GRAPH_FRACTAL, .min_percent = o->min_percent };
 	/* perf truncates the threshold to a whole period count. */
-	g.min_hit = (uint64_t)((double)r->total_period * (o->min_percent / 100.0));
+	g.min_hit = (uint64_t)((double)v.total * (o->min_percent / 100.0));
 	for (size_t i = 0; !err && i < v.nr_entries; i++) {
 		const struct entry *e = &v.entries[v.order[i]];
-		if (e->filtered || under_limit(r, e))
+		if (e->filtered || under_limit(&v, e))
 			continue;
 		print_row(&v, e, &w, fp);
 		if (o->graph == REPORT_GRAPH_GRAPH || g.fractal)
