@@ -149,6 +149,8 @@ static void usage(FILE *f)
 "  -d, --dsos DSOS        only rows of samples in these files (short name, libc.so.6, or path)\n"
 "  -S, --symbols NAMES    only rows of samples in these functions; as with --comm, the others\n"
 "                         still count in the percentages, and a single value hides its column\n"
+"      --symbol-filter TEXT   only rows whose symbol's name holds TEXT (perf's, which\n"
+"                         perf 6.1 ignores unless the sort keys include comm or srcline)\n"
 "      --percentage relative|absolute   with filters, percentages of the rows shown or\n"
 "                         (the default) of every sample, as perf\n"
 "      --cgroup CGROUPS   only these cgroups, by path or systemd unit (recordings made with\n"
@@ -178,7 +180,7 @@ enum {
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
-	OPT_TOTAL_PERIOD, OPT_PERCENTAGE,
+	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER,
 };
 
 static const struct option longopts[] = {
@@ -207,6 +209,7 @@ static const struct option longopts[] = {
 	{ "comms", required_argument, NULL, OPT_COMM },	/* perf's spelling */
 	{ "dsos", required_argument, NULL, OPT_DSOS },
 	{ "show-total-period", no_argument, NULL, OPT_TOTAL_PERIOD },
+	{ "symbol-filter", required_argument, NULL, OPT_SYMBOL_FILTER },
 	{ "percentage", required_argument, NULL, OPT_PERCENTAGE },
 	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
@@ -265,6 +268,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_NO_CHILDREN: c->children = false; c->children_set = true; break;
 	case 'n': c->ro.show_nr_samples = true; break;
 	case OPT_TOTAL_PERIOD: c->ro.show_total_period = true; break;
+	case OPT_SYMBOL_FILTER: c->ro.symbol_filter = optarg; break;
 	case OPT_PERCENTAGE:
 		if (strcmp(optarg, "relative") && strcmp(optarg, "absolute")) {
 			err("invalid --percentage '%s': expected relative or absolute", optarg);

@@ -124,6 +124,8 @@ struct report_opts {
 	size_t nr_dsos;
 	const char *const *symbols;
 	size_t nr_symbols;
+	/* perf's --symbol-filter: only rows whose own symbol's name holds this (NULL: all) */
+	const char *symbol_filter;
 	const int32_t *cpus;
 	size_t nr_cpus;
 };

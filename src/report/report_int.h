@@ -171,6 +171,9 @@ struct view {
 	bool graph;
 	/* the rows' percentages are of total (--percentage relative: of the rows shown) */
 	uint64_t total;
+	/* perf's nr_non_filtered_samples: the samples whose own row was shown when they came
+	 * (--symbol-filter hides rows only later) */
+	uint64_t nr_unfiltered;
 };
 
 /* containers.c. A copy of s[0..len) with a NUL in the arena; NULL when out of memory. */

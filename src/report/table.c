@@ -248,18 +248,17 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	if (err)
 		goto out;
 
-	/* --percentage relative: perf's non-filtered totals, the own samples and periods of the
-	 * rows shown (Self's, with children) */
-	uint64_t ns = r->nr_samples;
+	/* --percentage relative: perf's non-filtered totals, the samples whose own row was shown
+	 * when they came (struct view) and the own periods of the rows shown (Self's, with
+	 * children) */
+	uint64_t ns = o->relative ? v.nr_unfiltered : r->nr_samples;
 
 	v.total = r->total_period;
 	if (o->relative) {
-		ns = v.total = 0;
+		v.total = 0;
 		for (size_t i = 0; i < v.nr_entries; i++)
-			if (!v.entries[i].filtered) {
-				ns += v.entries[i].nr_samples;
+			if (!v.entries[i].filtered)
 				v.total += v.entries[i].self;
-			}
 	}
 	/* perf divides by 1000 while the count exceeds 1000 and appends K/M/G. */
 	char unit = ' ';

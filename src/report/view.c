@@ -482,6 +482,25 @@ int rep_view_build(struct view *v, struct report *r, bool graph)
 		if (err)
 			return err;
 	}
+	for (size_t i = 0; i < v->nr_entries; i++)
+		if (!v->entries[i].filtered)
+			v->nr_unfiltered += v->entries[i].nr_samples;
+	/* --symbol-filter judges each row by its own symbol (an inlined function by its name,
+	 * as perf's fake symbol has it); the row stays in the totals and the order, as perf's */
+	for (size_t i = 0; r->opts.symbol_filter && i < v->nr_entries; i++) {
+		const struct frame *f = &r->frames[v->entries[i].frame];
+		char name[4096];
+
+		if (f->sym == NONE) {
+			v->entries[i].filtered = true;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s", r->strs[f->sym]);
+		if (f->inlined && strlen(name) > strlen(" (inlined)"))
+			name[strlen(name) - strlen(" (inlined)")] = 0;
+		if (!strstr(name, r->opts.symbol_filter))
+			v->entries[i].filtered = true;
+	}
 	/* The chain hash is only needed while appending. */
 	free(v->cnode_ht.slots);
 	v->cnode_ht = (struct htab){ 0 };

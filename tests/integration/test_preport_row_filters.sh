@@ -4,7 +4,8 @@
 # functions; the others still count in the percentages, and in the order of tied rows; a single
 # value hides its column, names it in the preamble ("# dso: ...") and leaves the rows' order,
 # except when every column would go. --percentage relative makes the shares, the sample count
-# and the event count those of the rows shown; --show-total-period adds a Period column.
+# and the event count those of the rows shown; --show-total-period adds a Period column;
+# --symbol-filter hides the rows whose own symbol's name does not hold the text.
 # Compared text for text: the preamble, the column headers and every row, with and without
 # children; rows only with call graphs.
 # With children, perf 6.1 sometimes shows the row of a function inlined on the way to a sample
@@ -70,6 +71,13 @@ for f in perf.data precord.data; do
 		same head $f $v --percentage relative -d libmixed.so,libc.so.6
 		same head $f $v --percentage relative --comms mixed -S main_loop_work,recurse
 		same head $f $v --show-total-period -n -d mixed
+		same head $f $v --symbol-filter poly_sum
+		same head $f $v --symbol-filter crunch --percentage relative
+		# (the comm's row is hidden when its first sample was outside libmixed.so: rows or not)
+		_min=$MIN_ROWS
+		MIN_ROWS=0
+		same head $f $v --percentage relative -d libmixed.so --sort comm
+		MIN_ROWS=$_min
 		}
 	done
 	same rows $f -d libmixed.so --no-inline --percent-limit 0.05
