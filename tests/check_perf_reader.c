@@ -1043,15 +1043,27 @@ START_TEST(test_frames_decode_ahead)
 }
 END_TEST
 
-/* perf -z's, with a plain record after each of 400 pieces of its one frame: the pipe to the
- * calling thread fills while that thread holds its first record. */
+/* perf -z's, with a plain record after each of 400 pieces of its one frame, a zstd block per
+ * 10 samples: the first samples come out of the first pieces, and the pipe to the calling thread
+ * fills while that thread holds the first of them, however the two threads are scheduled. */
 static void layout_pieces(struct perf_writer *w)
 {
 	uint8_t raw[32 * 300], z[16384];
-	size_t n = ZSTD_compress(z, sizeof(z), raw, put_samples(raw, 300, &layout_t), 1);
-	size_t piece = n / 400 + 1;
+	size_t len = put_samples(raw, 300, &layout_t), n, piece;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_outBuffer out = { z, sizeof(z), 0 };
 
-	ck_assert(!ZSTD_isError(n));
+	ck_assert_ptr_nonnull(cc);
+	for (size_t at = 0; at < len; at += 320) {
+		ZSTD_inBuffer in = { raw + at, len - at < 320 ? len - at : 320, 0 };
+		size_t left = ZSTD_compressStream2(cc, &out, &in, at + 320 < len ? ZSTD_e_flush :
+									 ZSTD_e_end);
+
+		ck_assert(!ZSTD_isError(left) && !left && in.pos == in.size);
+	}
+	ZSTD_freeCCtx(cc);
+	n = out.pos;
+	piece = n / 400 + 1;
 	for (size_t at = 0; at < n; at += piece) {
 		append_raw_compressed(w, z + at, n - at < piece ? n - at : piece);
 		append_round(w);

@@ -522,7 +522,7 @@ static int push(struct walk *w, struct item *it)
 		return stop;
 	}
 	pthread_mutex_lock(&p->lock);
-	for (bool waited = false; !p->stop; waited = true) {
+	for (bool waited = false, idle = w->r->idle_fn; !p->stop; waited = true) {
 		size_t used = p->tail - p->head;
 		uint64_t ahead = p->blocks_pushed - p->blocks_seen;
 		bool full = used >= (waited ? PIPE_RESUME_ITEMS : PIPE_ITEMS);
@@ -533,16 +533,15 @@ static int push(struct walk *w, struct item *it)
 		/* the delivering side may be waiting for a batch that will not fill now */
 		if (p->c_waiting)
 			pthread_cond_broadcast(&p->cond);
-		/* the caller's work instead of a wait, while it has some (then the lower bounds of
-		 * a decoder that waited apply) */
-		if (w->r->idle_fn) {
-			bool did;
-
+		/* The caller's work instead of a wait, while it has some (then the lower bounds of
+		 * a decoder that waited apply). The pipe is looked at again after each call, that
+		 * with no work too: the delivering side may have emptied it meanwhile and be
+		 * waiting, and no one would wake a decoder that waited then. */
+		if (idle) {
 			pthread_mutex_unlock(&p->lock);
-			did = w->r->idle_fn(w->r->idle_ctx);
+			idle = w->r->idle_fn(w->r->idle_ctx);
 			pthread_mutex_lock(&p->lock);
-			if (did)
-				continue;
+			continue;
 		}
 		p->p_waiting = true;
 		p->p_far = !full;
