@@ -123,6 +123,8 @@ static void usage(FILE *f)
 "      --no-children      Self only\n"
 "  -n, --show-nr-samples  a Samples column: each row's own samples\n"
 "      --show-total-period   a Period column: each row's own period (event count)\n"
+"  -t, --field-separator SEP   the table's cells separated by SEP, as perf's (its first\n"
+"                         character in a cell becomes '.')\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
@@ -180,7 +182,7 @@ enum {
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
-	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER,
+	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP,
 };
 
 static const struct option longopts[] = {
@@ -210,6 +212,7 @@ static const struct option longopts[] = {
 	{ "dsos", required_argument, NULL, OPT_DSOS },
 	{ "show-total-period", no_argument, NULL, OPT_TOTAL_PERIOD },
 	{ "symbol-filter", required_argument, NULL, OPT_SYMBOL_FILTER },
+	{ "field-separator", required_argument, NULL, OPT_FIELD_SEP },
 	{ "percentage", required_argument, NULL, OPT_PERCENTAGE },
 	{ "symbols", required_argument, NULL, OPT_SYMBOLS },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
@@ -269,6 +272,13 @@ static int parse_opt(struct cli *c, int opt)
 	case 'n': c->ro.show_nr_samples = true; break;
 	case OPT_TOTAL_PERIOD: c->ro.show_total_period = true; break;
 	case OPT_SYMBOL_FILTER: c->ro.symbol_filter = optarg; break;
+	case OPT_FIELD_SEP:
+		if (!*optarg) {
+			err("invalid -t/--field-separator '': expected a separator, such as ','");
+			return EXIT_USAGE;
+		}
+		c->ro.field_sep = optarg;
+		break;
 	case OPT_PERCENTAGE:
 		if (strcmp(optarg, "relative") && strcmp(optarg, "absolute")) {
 			err("invalid --percentage '%s': expected relative or absolute", optarg);
@@ -370,9 +380,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:nqvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:nqvh", longopts, NULL)) != -1)
 		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU :
-				      opt == 'd' ? OPT_DSOS : opt == 'S' ? OPT_SYMBOLS : opt)) >= 0)
+				      opt == 'd' ? OPT_DSOS : opt == 'S' ? OPT_SYMBOLS :
+				      opt == 't' ? OPT_FIELD_SEP : opt)) >= 0)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);

@@ -96,6 +96,7 @@ struct report_opts {
 	bool no_children;         /* --no-children */
 	bool show_nr_samples;     /* -n: a Samples column (the row's own samples), as perf's */
 	bool show_total_period;   /* --show-total-period: a Period column (the row's own) */
+	const char *field_sep;    /* -t: cells separated by this, not padded spaces (NULL) */
 	bool relative;            /* --percentage relative: shares of the rows shown (the
 				   * filters' leftovers), not of every sample */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */

@@ -67,12 +67,6 @@ static void compute_widths(const struct view *v, struct widths *w)
 	}
 }
 
-static void print_dots(FILE *fp, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		fputc('.', fp);
-}
-
 /* perf hides a column filtered down to one value (--comm, --dsos or --symbols with a single
  * name) and names the value in the preamble instead; but not every column: when all would go,
  * all stay. A hidden column takes no part in the order of the rows either (perf's
@@ -94,71 +88,107 @@ bool rep_elided(const struct report *r, enum report_sort_key k)
 	return false;
 }
 
+/* A line being printed: with -t a row holds at most what perf's line buffer holds (the
+ * columns' widths and two characters between each, plus 3), which cuts a last Symbol cell
+ * longer than its column (an inlined function's: perf sizes it without " (inlined)"). */
+struct line {
+	FILE *fp;
+	bool header, first;
+	size_t used, limit;
+};
+
+static void put_text(struct line *l, const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n > l->limit - l->used)
+		n = l->limit - l->used;
+	fwrite(t, 1, n, l->fp);
+	l->used += n;
+}
+
+/* One cell of a line: after two spaces (but the first of a header line, after its "# "), or
+ * with -t after the separator (none before the first cell), a row's own copies of the
+ * separator's first character turned into '.', as perf's repsep_snprintf. */
+static void put_cell(const struct report_opts *o, struct line *l, char *cell)
+{
+	if (o->field_sep) {
+		for (char *c = cell; !l->header && (c = strchr(c, *o->field_sep)); c++)
+			*c = '.';
+		if (!l->first)
+			put_text(l, o->field_sep);
+	} else if (!l->header || !l->first) {
+		put_text(l, "  ");
+	}
+	l->first = false;
+	put_text(l, cell);
+}
+
+/* The header of sort key k's column, and its width. */
+static const char *key_header(enum report_sort_key k, const struct widths *w, size_t *wd)
+{
+	switch (k) {
+	case REPORT_SORT_COMM:
+		return *wd = w->comm, "Command";
+	case REPORT_SORT_DSO:
+		return *wd = w->dso, "Shared Object";
+	case REPORT_SORT_SYM:
+		return *wd = w->sym, "Symbol";
+	case REPORT_SORT_PID:
+		return *wd = w->pid, "    Pid:Command";
+	case REPORT_SORT_CPU:
+		return *wd = 3, "CPU";
+	case REPORT_SORT_CGROUP:
+		return *wd = w->cgroup, "Cgroup";
+	case REPORT_SORT_UNIT:
+		return *wd = w->unit, "Unit";
+	case REPORT_SORT_SRCLINE:
+		return *wd = w->srcline, "Source:Line";
+	}
+	return *wd = 0, "";
+}
+
+/* The column headers and their dotted underline (none with -t, as perf). */
 static void print_headers(const struct report *r, const struct widths *w, FILE *fp)
 {
 	const struct report_opts *o = &r->opts;
-	for (int line = 0; line < 2; line++) {
+	static const char *const nums[] = { "Samples", "Period" };
+	char cell[256];
+
+	for (int line = 0; line < (o->field_sep ? 1 : 2); line++) {
+		struct line l = { .fp = fp, .header = true, .first = true, .limit = SIZE_MAX };
+
 		fputs("# ", fp);
-		if (!o->no_children) {
-			if (line)
-				print_dots(fp, 8), fputs("  ", fp), print_dots(fp, 8);
-			else
-				fprintf(fp, "%8s  %8s", "Children", "Self");
-		} else {
-			if (line)
-				print_dots(fp, 8);
-			else
-				fprintf(fp, "%8s", "Overhead");
+		for (int c = 0; c < (o->no_children ? 1 : 2); c++) {
+			const char *h = o->no_children ? "Overhead" : c ? "Self" : "Children";
+
+			snprintf(cell, sizeof(cell), "%8s", line ? "........" : h);
+			put_cell(o, &l, cell);
 		}
 		for (int c = 0; c < 2; c++) {
 			if (!(c ? o->show_total_period : o->show_nr_samples))
 				continue;
-			fputs("  ", fp);
-			if (line)
-				print_dots(fp, 12);
-			else
-				fprintf(fp, "%12s", c ? "Period" : "Samples");
+			snprintf(cell, sizeof(cell), "%12s", line ? "............" : nums[c]);
+			put_cell(o, &l, cell);
 		}
 		for (size_t i = 0; i < o->nr_sort_keys; i++) {
-			const char *h = NULL;
-			size_t wd = 0;
+			size_t wd;
+			const char *h = key_header(o->sort_keys[i], w, &wd);
+
 			if (rep_elided(r, o->sort_keys[i]))
 				continue;
-			switch (o->sort_keys[i]) {
-			case REPORT_SORT_COMM:
-				h = "Command", wd = w->comm;
-				break;
-			case REPORT_SORT_DSO:
-				h = "Shared Object", wd = w->dso;
-				break;
-			case REPORT_SORT_SYM:
-				h = "Symbol", wd = w->sym;
-				break;
-			case REPORT_SORT_PID:
-				h = "    Pid:Command", wd = w->pid;
-				break;
-			case REPORT_SORT_CPU:
-				h = "CPU", wd = 3;
-				break;
-			case REPORT_SORT_CGROUP:
-				h = "Cgroup", wd = w->cgroup;
-				break;
-			case REPORT_SORT_UNIT:
-				h = "Unit", wd = w->unit;
-				break;
-			case REPORT_SORT_SRCLINE:
-				h = "Source:Line", wd = w->srcline;
-				break;
+			if (line) {
+				memset(cell, '.', wd < sizeof(cell) ? wd : sizeof(cell) - 1);
+				cell[wd < sizeof(cell) ? wd : sizeof(cell) - 1] = 0;
+			} else {
+				snprintf(cell, sizeof(cell), "%-*s", (int)wd, h);
 			}
-			fputs("  ", fp);
-			if (line)
-				print_dots(fp, wd);
-			else
-				fprintf(fp, "%-*s", (int)wd, h);
+			put_cell(o, &l, cell);
 		}
 		fputc('\n', fp);
 	}
-	fputs("#\n", fp);
+	if (!o->field_sep)
+		fputs("#\n", fp);
 }
 
 double rep_pct(uint64_t v, uint64_t total)
@@ -172,62 +202,87 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 	const struct report *r = v->r;
 	const struct report_opts *o = &r->opts;
 	const struct frame *f = &r->frames[e->frame];
-	char buf[4096];
+	uint64_t nums[] = { e->nr_samples, e->self };
+	struct line l = { .fp = fp, .first = true, .limit = SIZE_MAX };
+	char buf[4096], cell[4200];
 
-	/* perf's " %*.2f%%" in a column of 8, after two spaces: a share over 9999.99% (of the
-	 * rows shown, --percentage relative) pushes the line right, not the space before it */
-	if (!o->no_children)
-		fprintf(fp, "   %6.2f%%   %6.2f%%", rep_pct(e->children, v->total),
-			rep_pct(e->self, v->total));
-	else
-		fprintf(fp, "   %6.2f%%", rep_pct(e->self, v->total));
-	if (o->show_nr_samples)
-		fprintf(fp, "  %12llu", (unsigned long long)e->nr_samples);
-	if (o->show_total_period)
-		fprintf(fp, "  %12llu", (unsigned long long)e->self);
+	if (o->field_sep) {
+		l.limit = 3 + (o->no_children ? 8 : 18) + 14 * o->show_nr_samples +
+			  14 * o->show_total_period;
+		for (size_t i = 0; i < o->nr_sort_keys; i++) {
+			size_t wd;
+
+			if (!rep_elided(r, o->sort_keys[i]))
+				key_header(o->sort_keys[i], w, &wd), l.limit += 2 + wd;
+		}
+	}
+
+	/* perf's " %*.2f%%" in a column of 8: a share over 9999.99% (of the rows shown,
+	 * --percentage relative) pushes the line right, not the space before it; with -t, its
+	 * " %.2f%%" left in the column, and the same for the numbers' " %llu" in 12 */
+	for (int c = 0; c < (o->no_children ? 1 : 2); c++) {
+		double pct = rep_pct(c || o->no_children ? e->self : e->children, v->total);
+
+		if (o->field_sep) {
+			snprintf(buf, sizeof(buf), " %.2f%%", pct);
+			snprintf(cell, sizeof(cell), "%-8s", buf);
+		} else {
+			snprintf(cell, sizeof(cell), " %6.2f%%", pct);
+		}
+		put_cell(o, &l, cell);
+	}
+	for (int c = 0; c < 2; c++) {
+		if (!(c ? o->show_total_period : o->show_nr_samples))
+			continue;
+		if (o->field_sep) {
+			snprintf(buf, sizeof(buf), " %llu", (unsigned long long)nums[c]);
+			snprintf(cell, sizeof(cell), "%-12s", buf);
+		} else {
+			snprintf(cell, sizeof(cell), "%12llu", (unsigned long long)nums[c]);
+		}
+		put_cell(o, &l, cell);
+	}
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		bool last = i + 1 == o->nr_sort_keys;
 		if (rep_elided(r, o->sort_keys[i]))
 			continue;
-		fputs("  ", fp);
 		switch (o->sort_keys[i]) {
 		case REPORT_SORT_COMM:
-			fprintf(fp, "%-*s", (int)w->comm, rep_str(r, e->comm));
+			snprintf(cell, sizeof(cell), "%-*s", (int)w->comm, rep_str(r, e->comm));
 			break;
 		case REPORT_SORT_DSO:
-			fprintf(fp, "%-*s", (int)w->dso,
-				f->dso != NONE ? r->strs[f->dso] : "[unknown]");
+			snprintf(cell, sizeof(cell), "%-*s", (int)w->dso,
+				 f->dso != NONE ? r->strs[f->dso] : "[unknown]");
 			break;
 		case REPORT_SORT_SYM:
 			/* Only the symbol cell is left unpadded when it is the last column. */
 			sym_cell(r, e, buf, sizeof(buf));
-			if (last)
-				fputs(buf, fp);
-			else
-				fprintf(fp, "%-*s", (int)w->sym, buf);
+			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->sym, buf);
 			break;
 		case REPORT_SORT_PID:
-			fprintf(fp, "%7d:%-*s", e->tid, (int)w->pid - 8,
-				rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
+			snprintf(cell, sizeof(cell), "%7d:%-*s", e->tid, (int)w->pid - 8,
+				 rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
 			break;
 		case REPORT_SORT_CPU:
-			fprintf(fp, "%*.*d", 3, 3, e->cpu);
+			snprintf(cell, sizeof(cell), "%*.*d", 3, 3, e->cpu);
 			break;
 		case REPORT_SORT_CGROUP:
-			fprintf(fp, "%-*s", last ? 0 : (int)w->cgroup, rep_str(r, e->cgroup));
+			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->cgroup,
+				 rep_str(r, e->cgroup));
 			break;
 		case REPORT_SORT_UNIT:
-			fprintf(fp, "%-*s", last ? 0 : (int)w->unit, rep_str(r, e->unit));
+			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->unit,
+				 rep_str(r, e->unit));
 			break;
 		case REPORT_SORT_SRCLINE:
-			fprintf(fp, "%-*s", last ? 0 : (int)w->srcline,
-				e->key.srcline != NONE ? r->strs[e->key.srcline] : "??:0");
+			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->srcline,
+				 e->key.srcline != NONE ? r->strs[e->key.srcline] : "??:0");
 			break;
 		}
+		put_cell(o, &l, cell);
 	}
 	fputc('\n', fp);
 }
-
 
 /* perf's --percent-limit: the row's Children share with children, else its Self share. */
 static bool under_limit(const struct view *v, const struct entry *e)

@@ -5,7 +5,9 @@
 # value hides its column, names it in the preamble ("# dso: ...") and leaves the rows' order,
 # except when every column would go. --percentage relative makes the shares, the sample count
 # and the event count those of the rows shown; --show-total-period adds a Period column;
-# --symbol-filter hides the rows whose own symbol's name does not hold the text.
+# --symbol-filter hides the rows whose own symbol's name does not hold the text; -t separates
+# the cells as perf does (a row cut where perf's line buffer ends, the separator's character in
+# a cell turned into '.').
 # Compared text for text: the preamble, the column headers and every row, with and without
 # children; rows only with call graphs.
 # With children, perf 6.1 sometimes shows the row of a function inlined on the way to a sample
@@ -72,6 +74,9 @@ for f in perf.data precord.data; do
 		same head $f $v --percentage relative --comms mixed -S main_loop_work,recurse
 		same head $f $v --show-total-period -n -d mixed
 		same head $f $v --symbol-filter poly_sum
+		same head $f $v -t , -n --show-total-period
+		same head $f $v -t : --sort sym,dso -d mixed,libmixed.so
+		same head $f $v -t ab --comms mixed -d mixed
 		same head $f $v --symbol-filter crunch --percentage relative
 		# (the comm's row is hidden when its first sample was outside libmixed.so: rows or not)
 		_min=$MIN_ROWS
