@@ -66,6 +66,7 @@ static int parse_int_list(const char *s, bool ranges, int32_t **ret, size_t *nr)
 
 	if (!copy)
 		return -ENOMEM;
+	*nr = 0; /* a repeated option replaces the list, as perf's last one wins */
 	while ((tok = strsep(&p, ","))) {
 		char *end;
 		long v = strtol(tok, &end, 10), last = v;
@@ -91,14 +92,26 @@ static int parse_int_list(const char *s, bool ranges, int32_t **ret, size_t *nr)
 	return 0;
 }
 
-static int parse_str_list(char *s, const char ***ret, size_t *nr)
+/* A list of names, as perf's strlist takes it: comma-separated, an empty last one left out
+ * (an empty one elsewhere is a name: "" matches nothing), and each once (-EEXIST, *ret_dup the
+ * one named twice). A repeated option replaces the list, as perf's last one wins. */
+static int parse_str_list(char *s, const char ***ret, size_t *nr, const char **ret_dup)
 {
 	char *tok;
 
+	*nr = 0;
+	/* (an empty list is a filter too: non-NULL, it lets nothing through) */
+	if (!*ret && !(*ret = malloc(sizeof(char *))))
+		return -ENOMEM;
 	while ((tok = strsep(&s, ","))) {
-		const char **n = realloc(*ret, (*nr + 1) * sizeof(char *));
+		const char **n;
 
-		if (!n)
+		if (!s && !*tok)
+			break;
+		for (size_t i = 0; i < *nr; i++)
+			if (!strcmp((*ret)[i], tok))
+				return *ret_dup = tok, -EEXIST;
+		if (!(n = realloc(*ret, (*nr + 1) * sizeof(char *))))
 			return -ENOMEM;
 		*ret = n;
 		(*ret)[(*nr)++] = tok;
@@ -328,13 +341,22 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_COMM:
 	case OPT_DSOS:
 	case OPT_SYMBOLS:
-	case OPT_CGROUP:
-		if (parse_str_list(optarg, opt == OPT_COMM ? &c->comms : opt == OPT_DSOS ? &c->dsos :
+	case OPT_CGROUP: {
+		const char *dup = NULL;
+		int e = parse_str_list(optarg, opt == OPT_COMM ? &c->comms : opt == OPT_DSOS ? &c->dsos :
 					   opt == OPT_SYMBOLS ? &c->symbols : &c->cgroups,
 				   opt == OPT_COMM ? &c->nr_comms : opt == OPT_DSOS ? &c->nr_dsos :
-					   opt == OPT_SYMBOLS ? &c->nr_symbols : &c->nr_cgroups) < 0)
+					   opt == OPT_SYMBOLS ? &c->nr_symbols : &c->nr_cgroups, &dup);
+		if (e == -EEXIST) {
+			err("invalid --%s list: '%s' is named twice (perf refuses it too)",
+			    opt == OPT_COMM ? "comm" : opt == OPT_DSOS ? "dsos" :
+			    opt == OPT_SYMBOLS ? "symbols" : "cgroup", dup);
+			return EXIT_USAGE;
+		}
+		if (e < 0)
 			return EXIT_FAIL;
 		break;
+	}
 	case OPT_MAXSTACK:
 		if (parse_num(optarg, 1, 1024, &v) < 0) {
 			err("invalid --max-stack '%s': expected 1 to 1024", optarg);

@@ -323,14 +323,14 @@ static bool location_filtered(const struct report_set *rs, const struct report_s
 {
 	const struct unwind_frame *f = s->nr_frames ? &s->frames[0] : NULL;
 
-	if (rs->nr_dsos) {
+	if (rs->dsos) {
 		const char *path = f && f->dso ? dso__name(f->dso) : NULL;
 
 		if (!path || !(listed(rs->dsos, rs->nr_dsos, short_dso(f)) ||
 			       listed(rs->dsos, rs->nr_dsos, path)))
 			return true;
 	}
-	return rs->nr_symbols && !(f && f->sym && listed(rs->symbols, rs->nr_symbols,
+	return rs->symbols && !(f && f->sym && listed(rs->symbols, rs->nr_symbols,
 							 unwind_frame__name(f)));
 }
 
@@ -344,7 +344,7 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 		.comm = s->comm,
 		.cgroup = s->cgroup,
 		/* (a function of the frames: the memo's chain stays right) */
-		.filtered = s->filtered || ((rs->nr_dsos || rs->nr_symbols) &&
+		.filtered = s->filtered || ((rs->dsos || rs->symbols) &&
 					    location_filtered(rs, s)),
 		.pid = (int32_t)s->raw->pid,
 		.tid = (int32_t)s->raw->tid,

@@ -319,8 +319,8 @@ struct report *report__new(const struct report_opts *opts)
 	r->pids = dup_ints(o->pids, o->nr_pids);
 	r->tids = dup_ints(o->tids, o->nr_tids);
 	r->cpus = dup_ints(o->cpus, o->nr_cpus);
-	r->comms = calloc(o->nr_comms + 1, sizeof(char *));
-	if (!r->pids || !r->tids || !r->cpus || !r->comms)
+	r->comms = o->comms ? calloc(o->nr_comms + 1, sizeof(char *)) : NULL;
+	if (!r->pids || !r->tids || !r->cpus || (o->comms && !r->comms))
 		goto enomem;
 	for (size_t i = 0; i < o->nr_comms; i++)
 		if (!(r->comms[i] = strdup(o->comms[i])))
@@ -388,7 +388,7 @@ static bool filtered(const struct report_opts *o, const struct report_sample *s)
 	if ((o->nr_pids && !in_list(o->pids, o->nr_pids, s->pid)) ||
 	    (o->nr_tids && !in_list(o->tids, o->nr_tids, s->tid)))
 		return true;
-	if (!o->nr_comms)
+	if (!o->comms)
 		return false;
 	for (size_t i = 0; i < o->nr_comms && s->comm; i++)
 		if (strcmp(o->comms[i], s->comm) == 0)

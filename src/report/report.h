@@ -120,7 +120,8 @@ struct report_opts {
 	size_t nr_comms;
 	/* perf's --dsos and --symbols: rows of samples whose own ip lies in one of these DSOs
 	 * (short name, "libc.so.6", or path) or symbols (names); the caller marks the others
-	 * filtered (report_sample.filtered). Here: the preamble and the hidden column. */
+	 * filtered (report_sample.filtered). Here: the preamble and the hidden column. A list
+	 * that is not NULL filters, empty too (then it lets nothing through; as comms). */
 	const char *const *dsos;
 	size_t nr_dsos;
 	const char *const *symbols;

@@ -584,7 +584,7 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 			     cgroup_name(s, it->s.cgroup) : NULL;
 	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||
 		       (o->nr_tids && !in_list(o->tids, o->nr_tids, (int32_t)it->s.tid)) ||
-		       (o->nr_comms && !comm_in_list(o->comms, o->nr_comms, it->comm)) ||
+		       (o->comms && !comm_in_list(o->comms, o->nr_comms, it->comm)) ||
 		       (o->nr_cgroups && !cgroup_in_list(o->cgroups, o->nr_cgroups, it->cgroup));
 	it->snap = machine__snapshot(s->m, (int32_t)it->s.pid);
 	if (!it->snap)

@@ -217,7 +217,7 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 		}
 	}
 
-	/* perf's " %*.2f%%" in a column of 8: a share over 9999.99% (of the rows shown,
+	/* perf's " %*.2f%%" in a column of 8: a share of 1000% or more (of the rows shown,
 	 * --percentage relative) pushes the line right, not the space before it; with -t, its
 	 * " %.2f%%" left in the column, and the same for the numbers' " %llu" in 12 */
 	for (int c = 0; c < (o->no_children ? 1 : 2); c++) {

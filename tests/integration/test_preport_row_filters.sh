@@ -77,6 +77,9 @@ for f in perf.data precord.data; do
 		same head $f $v -t , -n --show-total-period
 		same head $f $v -t : --sort sym,dso -d mixed,libmixed.so
 		same head $f $v -t ab --comms mixed -d mixed
+		# perf's lists: an empty last name left out, a repeated option replacing the list
+		same head $f $v -d mixed,
+		same head $f $v -d libc.so.6 -d mixed
 		same head $f $v --symbol-filter crunch --percentage relative
 		# (the comm's row is hidden when its first sample was outside libmixed.so: rows or not)
 		_min=$MIN_ROWS
@@ -88,6 +91,15 @@ for f in perf.data precord.data; do
 	same rows $f -d libmixed.so --no-inline --percent-limit 0.05
 	same rows $f -S recurse -g caller --no-inline --percent-limit 0.05
 	same rows $f --percentage relative -d mixed --no-inline --percent-limit 0.05
+	# an empty list lets nothing through, and names no column
+	MIN_ROWS=0
+	same head $f --no-children -g none -d ''
+	[ "$(grep -c '%' preport.out)" -eq 0 ] || fail "-d '' printed rows"
+	# a name given twice is refused, as perf refuses it ("problems parsing dso list")
+	st=0
+	preport -i $f -d mixed,mixed > /dev/null 2> twice.err || st=$?
+	assert_eq "$st" 2 "exit status of -d mixed,mixed"
+	grep -q "'mixed' is named twice" twice.err || fail "no message for -d mixed,mixed: $(cat twice.err)"
 	# nothing selected: the table's frame, no rows
 	preport -i $f --no-children -g none -d no-such.so > none.out || fail "preport -d no-such.so failed"
 	grep -q '^# dso: no-such.so$' none.out || fail "no '# dso:' line for -d no-such.so"
