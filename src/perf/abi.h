@@ -5,6 +5,7 @@
 #define PRECORD_PERF_ABI_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PERF_MAGIC2 0x32454c4946524550ULL /* "PERFILE2" */
@@ -28,6 +29,16 @@ struct perf_file_header {
 };
 
 _Static_assert(sizeof(struct perf_file_header) == PERF_HEADER_SIZE, "perf header layout");
+
+/* Whether the header's feature bit is set (its section is in the file). */
+static inline bool perf_file_header__has_feat(const struct perf_file_header *h, int bit)
+{
+	return h->features[bit / 64] & (1ULL << (bit % 64));
+}
+
+/* The largest perf_event_attr any reader here takes (the attrs section, EVENT_DESC, a pipe's
+ * HEADER_ATTR): far more than any kernel's, and a bound against a damaged size. */
+#define PERF_ATTR_SIZE_MAX 4096
 
 /* Records perf's tools add to the kernel's (types >= 64). */
 enum perf_user_event_type {

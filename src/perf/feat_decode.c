@@ -6,9 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-/* Bounds of EVENT_DESC's attr size: the first attr ABI's, and far more than any kernel's. */
-#define DESC_ATTR_MIN 64
-#define DESC_ATTR_MAX 4096
+#include "perf/abi.h"
 
 struct feat_cur feat_cur__new(const void *p, size_t len)
 {
@@ -65,7 +63,7 @@ int feat_event_desc__begin(struct feat_cur *c, const void *p, size_t len, uint32
 			   uint32_t *ret_attr_size)
 {
 	if (feat_list__begin(c, p, len, ret_nr) < 0 || feat_cur__u32(c, ret_attr_size) < 0 ||
-	    *ret_attr_size < DESC_ATTR_MIN || *ret_attr_size > DESC_ATTR_MAX)
+	    *ret_attr_size < PERF_ATTR_SIZE_VER0 || *ret_attr_size > PERF_ATTR_SIZE_MAX)
 		return -EBADMSG;
 	return 0;
 }

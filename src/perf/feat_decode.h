@@ -35,7 +35,8 @@ struct feat_event_desc {
 };
 
 /* Start a walk over EVENT_DESC: *ret_nr events of *ret_attr_size bytes of attr each follow.
- * Returns 0 or -EBADMSG (also for an attr size under 64 or over 4096). */
+ * Returns 0 or -EBADMSG (also for an attr size under PERF_ATTR_SIZE_VER0 or over
+ * PERF_ATTR_SIZE_MAX). */
 int feat_event_desc__begin(struct feat_cur *c, const void *p, size_t len, uint32_t *ret_nr,
 			   uint32_t *ret_attr_size);
 /* The next event. Returns 0 or -EBADMSG. */

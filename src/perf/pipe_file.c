@@ -22,7 +22,6 @@
 #define OUT_CAP (1u << 20)
 #define PIPE_HEADER_SIZE 16
 /* An attr larger than this is no kernel's: the stream is not one perf wrote. */
-#define ATTR_MAX 4096
 
 struct in {
 	int fd;
@@ -120,7 +119,7 @@ static uint64_t out_pos(const struct out *o)
 }
 
 struct attr_ent {
-	uint8_t attr[ATTR_MAX];
+	uint8_t attr[PERF_ATTR_SIZE_MAX];
 	uint32_t size;
 	uint64_t *ids;
 	size_t nr_ids;
@@ -170,7 +169,7 @@ static int add_attr(struct conv *c, const uint8_t *body, size_t len, const char 
 	memcpy(&size, body + 4, 4);
 	if (!size)
 		size = PERF_ATTR_SIZE_VER0;
-	if (size < PERF_ATTR_SIZE_VER0 || size > len || size > ATTR_MAX || size % 8) {
+	if (size < PERF_ATTR_SIZE_VER0 || size > len || size > PERF_ATTR_SIZE_MAX || size % 8) {
 		*reason = "a HEADER_ATTR record whose attr size is wrong";
 		return -EBADMSG;
 	}

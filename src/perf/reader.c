@@ -33,7 +33,6 @@
 /* attr_size bounds: the first published attr (64) plus the ids section, up to far more than any
  * kernel's attr; beyond that the header is garbage. */
 #define MIN_ATTR_SIZE (PERF_ATTR_SIZE_VER0 + 16)
-#define MAX_ATTR_SIZE 4096
 
 
 static void seterr(struct perf_reader *r, const char *fmt, ...)
@@ -194,19 +193,17 @@ int perf_reader__attr_index(const struct perf_reader *r, const struct perf_event
 
 /* ---- features ---- */
 
-/* perf's string: u32 len (including NUL and padding), then len bytes. */
+/* perf's string (feat_cur__string), kept as the reader's copy. */
 static int fc_string(struct perf_reader *r, struct feat_cur *c, const char **ret)
 {
-	uint32_t n;
+	const char *p;
 	char *s;
 
-	if (feat_cur__u32(c, &n) < 0 || n > c->left)
+	if (feat_cur__string(c, &p) < 0)
 		return -EBADMSG;
-	s = keep(r, strndup((const char *)c->p, n));
+	s = keep(r, strdup(p));
 	if (!s)
 		return -ENOMEM;
-	c->p += n;
-	c->left -= n;
 	*ret = s;
 	return 0;
 }
@@ -427,7 +424,7 @@ static int read_features(struct perf_reader *r)
 		struct feat_cur c;
 		int err;
 
-		if (!(r->hdr.features[bit / 64] & (1ULL << (bit % 64))))
+		if (!perf_file_header__has_feat(&r->hdr, bit))
 			continue;
 		if (!in_file(r, idx, sizeof(s))) {
 			feat_damage(r, idx, "feature index beyond the end of the file");
@@ -464,7 +461,7 @@ static int read_attrs(struct perf_reader *r, const char **reason)
 	uint64_t nr, i, total_ids = 0, k = 0;
 	size_t body = h->attr_size - 16;
 
-	if (h->attr_size < MIN_ATTR_SIZE || h->attr_size > MAX_ATTR_SIZE) {
+	if (h->attr_size < MIN_ATTR_SIZE || h->attr_size > PERF_ATTR_SIZE_MAX) {
 		*reason = "bad attr size in the header";
 		return -EBADMSG;
 	}

@@ -429,11 +429,6 @@ static void print_feature(FILE *f, const struct perf_reader *r, int bit)
 	}
 }
 
-static bool has_bit(const struct perf_file_header *h, int bit)
-{
-	return h->features[bit / 64] & (1ULL << (bit % 64));
-}
-
 int report__fprintf_header(FILE *f, const struct perf_reader *r)
 {
 	const struct perf_file_header *h = perf_reader__header(r);
@@ -462,7 +457,7 @@ int report__fprintf_header(FILE *f, const struct perf_reader *r)
 	if (!pipe) {
 		fprintf(f, "# missing features: ");
 		for (int bit = 1; bit < FEAT_LAST; bit++)
-			if (!has_bit(h, bit))
+			if (!perf_file_header__has_feat(h, bit))
 				fprintf(f, "%s ", feat_names[bit]);
 		fprintf(f, "\n# ========\n#\n");
 	}
