@@ -308,14 +308,6 @@ static struct chain_memo *chain_memo(struct report_set *rs, const struct report_
 	return m;
 }
 
-static bool listed(const char *const *l, size_t n, const char *v)
-{
-	for (size_t i = 0; v && i < n; i++)
-		if (!strcmp(l[i], v))
-			return true;
-	return false;
-}
-
 /* perf's --dsos and --symbols judge the sample's own ip (the frame its Self row comes from,
  * before inlined functions are expanded): its DSO by short name or path, its symbol by name. A
  * sample without a frame there has neither. */
@@ -326,12 +318,12 @@ static bool location_filtered(const struct report_set *rs, const struct report_s
 	if (rs->dsos) {
 		const char *path = f && f->dso ? dso__name(f->dso) : NULL;
 
-		if (!path || !(listed(rs->dsos, rs->nr_dsos, short_dso(f)) ||
-			       listed(rs->dsos, rs->nr_dsos, path)))
+		if (!path || !(report__name_listed(rs->dsos, rs->nr_dsos, short_dso(f)) ||
+			       report__name_listed(rs->dsos, rs->nr_dsos, path)))
 			return true;
 	}
-	return rs->symbols && !(f && f->sym && listed(rs->symbols, rs->nr_symbols,
-							 unwind_frame__name(f)));
+	return rs->symbols && !(f && f->sym && report__name_listed(rs->symbols, rs->nr_symbols,
+								      unwind_frame__name(f)));
 }
 
 static int add_sample(void *ctx, const struct report_session_sample *s)

@@ -388,12 +388,15 @@ static bool filtered(const struct report_opts *o, const struct report_sample *s)
 	if ((o->nr_pids && !in_list(o->pids, o->nr_pids, s->pid)) ||
 	    (o->nr_tids && !in_list(o->tids, o->nr_tids, s->tid)))
 		return true;
-	if (!o->comms)
-		return false;
-	for (size_t i = 0; i < o->nr_comms && s->comm; i++)
-		if (strcmp(o->comms[i], s->comm) == 0)
-			return false;
-	return true;
+	return o->comms && !report__name_listed(o->comms, o->nr_comms, s->comm);
+}
+
+bool report__name_listed(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
 }
 
 int report__add_sample(struct report *r, const struct report_sample *s)

@@ -132,6 +132,10 @@ struct report_opts {
 	size_t nr_cpus;
 };
 
+/* Whether name (NULL: none) is one of the n names of list: the test of every name filter
+ * (--comm, --dsos, --symbols). */
+bool report__name_listed(const char *const *list, size_t n, const char *name);
+
 /* Parse a perf-style --sort list ("comm,dso,sym"; also "symbol", "pid", "tid" (same as pid),
  * "cpu") into opts. Returns 0, or -EINVAL (unknown or repeated key, too many keys) leaving opts
  * untouched. */

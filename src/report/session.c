@@ -22,6 +22,7 @@
 #include "lib/clock.h"
 #include "lib/workqueue.h"
 #include "perf/abi.h"
+#include "report/report.h"
 #include "report/session.h"
 #include "unwind/symbols.h"
 
@@ -145,14 +146,6 @@ static bool in_list(const int32_t *l, size_t n, int32_t v)
 {
 	for (size_t i = 0; i < n; i++)
 		if (l[i] == v)
-			return true;
-	return false;
-}
-
-static bool comm_in_list(const char *const *l, size_t n, const char *v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v && !strcmp(l[i], v))
 			return true;
 	return false;
 }
@@ -584,7 +577,7 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 			     cgroup_name(s, it->s.cgroup) : NULL;
 	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||
 		       (o->nr_tids && !in_list(o->tids, o->nr_tids, (int32_t)it->s.tid)) ||
-		       (o->comms && !comm_in_list(o->comms, o->nr_comms, it->comm)) ||
+		       (o->comms && !report__name_listed(o->comms, o->nr_comms, it->comm)) ||
 		       (o->nr_cgroups && !cgroup_in_list(o->cgroups, o->nr_cgroups, it->cgroup));
 	it->snap = machine__snapshot(s->m, (int32_t)it->s.pid);
 	if (!it->snap)
