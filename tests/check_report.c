@@ -525,6 +525,32 @@ START_TEST(test_percent_and_header)
 }
 END_TEST
 
+/* A column wider than any fixed buffer: the header is padded and underlined to its whole
+ * width, as perf does for a long C++ name (the table once cut both at 255 characters). */
+START_TEST(test_wide_symbol_column)
+{
+	struct report_opts o = { .no_children = true, .graph = REPORT_GRAPH_NONE };
+	struct report *r = report__new(&o);
+	char name[301], want[400];
+	memset(name, 'x', 300);
+	name[300] = 0;
+	struct report_frame a[] = { F("w", name) };
+	add(r, "w", 1, 1, 0, 1, a, 1);
+	char *out = NULL;
+	CAPTURE(out, report__fprintf(r, FP, "cpu-clock"));
+	/* "[.] " and the name: 304 characters, the header and the dots as wide */
+	snprintf(want, sizeof(want), "# Overhead  Command  Shared Object  %-304s\n", "Symbol");
+	ck_assert_ptr_nonnull(strstr(out, want));
+	size_t at = strlen("# ........  .......  .............  ");
+	memcpy(want, "# ........  .......  .............  ", at);
+	memset(want + at, '.', 304);
+	strcpy(want + at + 304, "\n#\n");
+	ck_assert_ptr_nonnull(strstr(out, want));
+	free(out);
+	report__free(r);
+}
+END_TEST
+
 START_TEST(test_unresolved_addresses)
 {
 	/* An unresolved leaf in a mapped dso: its self row shows the map-relative address (the file
@@ -944,6 +970,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_percent_and_header);
+	tcase_add_test(tc, test_wide_symbol_column);
 	tcase_add_test(tc, test_unresolved_addresses);
 	tcase_add_test(tc, test_memory_stays_small);
 	tcase_add_test(tc, test_inlined_frames);

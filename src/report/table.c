@@ -107,21 +107,51 @@ static void put_text(struct line *l, const char *t)
 	l->used += n;
 }
 
-/* One cell of a line: after two spaces (but the first of a header line, after its "# "), or
- * with -t after the separator (none before the first cell), a row's own copies of the
- * separator's first character turned into '.', as perf's repsep_snprintf. */
-static void put_cell(const struct report_opts *o, struct line *l, char *cell)
+static void put_fill(struct line *l, char c, size_t n)
+{
+	for (; n && l->used < l->limit; n--, l->used++)
+		fputc(c, l->fp);
+}
+
+/* A cell begins: after two spaces (but the first of a header line, after its "# "), or with -t
+ * after the separator (none before the first cell). */
+static void cell_start(const struct report_opts *o, struct line *l)
 {
 	if (o->field_sep) {
-		for (char *c = cell; !l->header && (c = strchr(c, *o->field_sep)); c++)
-			*c = '.';
 		if (!l->first)
 			put_text(l, o->field_sep);
 	} else if (!l->header || !l->first) {
 		put_text(l, "  ");
 	}
 	l->first = false;
+}
+
+/* A row's cell, its own copies of the separator's first character turned into '.', as perf's
+ * repsep_snprintf. */
+static void put_cell(const struct report_opts *o, struct line *l, char *cell)
+{
+	cell_start(o, l);
+	for (char *c = cell; o->field_sep && (c = strchr(c, *o->field_sep)); c++)
+		*c = '.';
 	put_text(l, cell);
+}
+
+/* A header cell of width w: its name (right-aligned when right), or with dots its underline. */
+static void put_head(const struct report_opts *o, struct line *l, const char *name, size_t w,
+		     bool right, bool dots)
+{
+	size_t n = strlen(name);
+
+	cell_start(o, l);
+	if (dots) {
+		put_fill(l, '.', w);
+		return;
+	}
+	if (right)
+		put_fill(l, ' ', w > n ? w - n : 0);
+	put_text(l, name);
+	if (!right)
+		put_fill(l, ' ', w > n ? w - n : 0);
 }
 
 /* The header of sort key k's column, and its width. */
@@ -153,37 +183,23 @@ static void print_headers(const struct report *r, const struct widths *w, FILE *
 {
 	const struct report_opts *o = &r->opts;
 	static const char *const nums[] = { "Samples", "Period" };
-	char cell[256];
 
 	for (int line = 0; line < (o->field_sep ? 1 : 2); line++) {
 		struct line l = { .fp = fp, .header = true, .first = true, .limit = SIZE_MAX };
 
 		fputs("# ", fp);
-		for (int c = 0; c < (o->no_children ? 1 : 2); c++) {
-			const char *h = o->no_children ? "Overhead" : c ? "Self" : "Children";
-
-			snprintf(cell, sizeof(cell), "%8s", line ? "........" : h);
-			put_cell(o, &l, cell);
-		}
-		for (int c = 0; c < 2; c++) {
-			if (!(c ? o->show_total_period : o->show_nr_samples))
-				continue;
-			snprintf(cell, sizeof(cell), "%12s", line ? "............" : nums[c]);
-			put_cell(o, &l, cell);
-		}
+		for (int c = 0; c < (o->no_children ? 1 : 2); c++)
+			put_head(o, &l, o->no_children ? "Overhead" : c ? "Self" : "Children", 8, true,
+				 line);
+		for (int c = 0; c < 2; c++)
+			if (c ? o->show_total_period : o->show_nr_samples)
+				put_head(o, &l, nums[c], 12, true, line);
 		for (size_t i = 0; i < o->nr_sort_keys; i++) {
 			size_t wd;
 			const char *h = key_header(o->sort_keys[i], w, &wd);
 
-			if (rep_elided(r, o->sort_keys[i]))
-				continue;
-			if (line) {
-				memset(cell, '.', wd < sizeof(cell) ? wd : sizeof(cell) - 1);
-				cell[wd < sizeof(cell) ? wd : sizeof(cell) - 1] = 0;
-			} else {
-				snprintf(cell, sizeof(cell), "%-*s", (int)wd, h);
-			}
-			put_cell(o, &l, cell);
+			if (!rep_elided(r, o->sort_keys[i]))
+				put_head(o, &l, h, wd, false, line);
 		}
 		fputc('\n', fp);
 	}
