@@ -329,6 +329,7 @@ struct report *report__new(const struct report_opts *opts)
 	o->tids = r->tids;
 	o->cpus = r->cpus;
 	o->comms = (const char *const *)r->comms;
+	r->elided = rep_elided_keys(o);
 
 	r->nodes = calloc(64, sizeof(*r->nodes));
 	if (!r->nodes)

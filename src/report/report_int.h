@@ -80,6 +80,7 @@ struct report {
 	int32_t *pids, *tids, *cpus;
 	char **comms;
 	bool key_cpu;
+	uint32_t elided;        /* rep_elided_keys of opts */
 
 	struct arena arena;
 	char **strs;
@@ -222,8 +223,19 @@ void rep_view_free(struct view *v);
 int rep_view_build(struct view *v, struct report *r, bool graph);
 /* table.c. v as a percentage of total (0 when total is 0). */
 double rep_pct(uint64_t v, uint64_t total);
-/* Whether sort key k's column is hidden (filtered down to one value; see table.c). */
-bool rep_elided(const struct report *r, enum report_sort_key k);
+/* The one value sort key k is filtered down to (--comm, --dsos or --symbols with a single name)
+ * and the preamble's label for it ("comm", "dso", "symbol"); NULL when there is none. */
+const char *rep_single_value(const struct report_opts *o, enum report_sort_key k,
+			     const char **ret_label);
+/* The sort keys (bit k for key k) whose columns are hidden: those filtered down to one value,
+ * unless every key is. Computed once per report (struct report's elided). */
+uint32_t rep_elided_keys(const struct report_opts *o);
+/* Whether sort key k's column is hidden. It takes no part in the rows' order either (perf's
+ * perf_hpp__should_skip). */
+static inline bool rep_elided(const struct report *r, enum report_sort_key k)
+{
+	return r->elided >> k & 1;
+}
 /* callgraph.c. Print e's call graph. Returns 0, -ENOMEM or -EIO. */
 int rep_print_graph(struct gctx *g, const struct entry *e);
 /* perf's flat (folded false) and folded call graphs under e's row. */

@@ -34,14 +34,10 @@ int report__fprintf_preamble(const struct report *r, FILE *fp, uint64_t total_lo
 	/* as perf: a line per sort key filtered down to one value, in the keys' order (whether
 	 * or not its column is hidden: see rep_elided) */
 	for (size_t i = 0; r && i < r->opts.nr_sort_keys; i++) {
-		enum report_sort_key k = r->opts.sort_keys[i];
+		const char *label, *v = rep_single_value(&r->opts, r->opts.sort_keys[i], &label);
 
-		if (k == REPORT_SORT_COMM && r->opts.nr_comms == 1)
-			fprintf(fp, "# comm: %s\n", r->opts.comms[0]);
-		else if (k == REPORT_SORT_DSO && r->opts.nr_dsos == 1)
-			fprintf(fp, "# dso: %s\n", r->opts.dsos[0]);
-		else if (k == REPORT_SORT_SYM && r->opts.nr_symbols == 1)
-			fprintf(fp, "# symbol: %s\n", r->opts.symbols[0]);
+		if (v)
+			fprintf(fp, "# %s: %s\n", label, v);
 	}
 	fprintf(fp, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", total_lost_samples);
 	return ferror(fp) ? -EIO : 0;

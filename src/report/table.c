@@ -28,6 +28,7 @@ static void sym_cell(const struct report *r, const struct entry *e, char *buf, s
 
 struct widths {
 	size_t comm, dso, sym, pid, cgroup, unit, srcline;
+	size_t row_limit;       /* the most a row holds (see struct line) */
 };
 
 static void compute_widths(const struct view *v, struct widths *w)
@@ -67,25 +68,39 @@ static void compute_widths(const struct view *v, struct widths *w)
 	}
 }
 
-/* perf hides a column filtered down to one value (--comm, --dsos or --symbols with a single
- * name) and names the value in the preamble instead; but not every column: when all would go,
- * all stay. A hidden column takes no part in the order of the rows either (perf's
- * perf_hpp__should_skip). */
-static bool one_value(const struct report *r, enum report_sort_key k)
+const char *rep_single_value(const struct report_opts *o, enum report_sort_key k,
+			     const char **ret_label)
 {
-	return (k == REPORT_SORT_COMM && r->opts.nr_comms == 1) ||
-	       (k == REPORT_SORT_DSO && r->opts.nr_dsos == 1) ||
-	       (k == REPORT_SORT_SYM && r->opts.nr_symbols == 1);
+	switch (k) {
+	case REPORT_SORT_COMM:
+		*ret_label = "comm";
+		return o->nr_comms == 1 ? o->comms[0] : NULL;
+	case REPORT_SORT_DSO:
+		*ret_label = "dso";
+		return o->nr_dsos == 1 ? o->dsos[0] : NULL;
+	case REPORT_SORT_SYM:
+		*ret_label = "symbol";
+		return o->nr_symbols == 1 ? o->symbols[0] : NULL;
+	default:
+		return NULL;
+	}
 }
 
-bool rep_elided(const struct report *r, enum report_sort_key k)
+/* perf hides a column filtered down to one value and names the value in the preamble instead;
+ * but not every column: when all would go, all stay. */
+uint32_t rep_elided_keys(const struct report_opts *o)
 {
-	if (!one_value(r, k))
-		return false;
-	for (size_t i = 0; i < r->opts.nr_sort_keys; i++)
-		if (!one_value(r, r->opts.sort_keys[i]))
-			return true;
-	return false;
+	uint32_t mask = 0;
+	bool all = true;
+	const char *label;
+
+	for (size_t i = 0; i < o->nr_sort_keys; i++) {
+		if (rep_single_value(o, o->sort_keys[i], &label))
+			mask |= 1u << o->sort_keys[i];
+		else
+			all = false;
+	}
+	return all ? 0 : mask;
 }
 
 /* A line being printed: with -t a row holds at most what perf's line buffer holds (the
@@ -212,6 +227,27 @@ double rep_pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
+/* With -t, perf's line buffer: the columns' widths, two characters between each, and 3 more;
+ * no limit without. */
+static size_t row_limit(const struct report *r, const struct widths *w)
+{
+	const struct report_opts *o = &r->opts;
+	size_t n = 3 + (o->no_children ? 8 : 18) + 14 * o->show_nr_samples +
+		   14 * o->show_total_period;
+
+	if (!o->field_sep)
+		return SIZE_MAX;
+	for (size_t i = 0; i < o->nr_sort_keys; i++) {
+		size_t wd;
+
+		if (!rep_elided(r, o->sort_keys[i])) {
+			key_header(o->sort_keys[i], w, &wd);
+			n += 2 + wd;
+		}
+	}
+	return n;
+}
+
 static void print_row(const struct view *v, const struct entry *e, const struct widths *w,
 		      FILE *fp)
 {
@@ -219,19 +255,8 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 	const struct report_opts *o = &r->opts;
 	const struct frame *f = &r->frames[e->frame];
 	uint64_t nums[] = { e->nr_samples, e->self };
-	struct line l = { .fp = fp, .first = true, .limit = SIZE_MAX };
+	struct line l = { .fp = fp, .first = true, .limit = w->row_limit };
 	char buf[4096], cell[4200];
-
-	if (o->field_sep) {
-		l.limit = 3 + (o->no_children ? 8 : 18) + 14 * o->show_nr_samples +
-			  14 * o->show_total_period;
-		for (size_t i = 0; i < o->nr_sort_keys; i++) {
-			size_t wd;
-
-			if (!rep_elided(r, o->sort_keys[i]))
-				key_header(o->sort_keys[i], w, &wd), l.limit += 2 + wd;
-		}
-	}
 
 	/* perf's " %*.2f%%" in a column of 8: a share of 1000% or more (of the rows shown,
 	 * --percentage relative) pushes the line right, not the space before it; with -t, its
@@ -346,6 +371,7 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 	fprintf(fp, "\n# Event count (approx.): %" PRIu64 "\n#\n", v.total);
 
 	compute_widths(&v, &w);
+	w.row_limit = row_limit(r, &w);
 	print_headers(r, &w, fp);
 
 	/* The call graphs' shares stay of every sample's period; their threshold is of the
