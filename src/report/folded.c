@@ -31,13 +31,10 @@ static char *folded_name(const struct report *r, const struct frame *f)
 		return out;
 	}
 	const char *s = r->strs[f->sym];
-	size_t len = strlen(s);
-	const char *cut = NULL;
 	/* perf script prints an inlined frame as "NAME (inlined)" with no dso after it, and
 	 * stackcollapse-perf.pl takes "(inlined)" for the dso: the name alone remains. */
-	static const char inl[] = " (inlined)";
-	if (f->inlined && len > sizeof(inl) - 1 && !strcmp(s + len - (sizeof(inl) - 1), inl))
-		len -= sizeof(inl) - 1;
+	size_t len = rep_sym_len(r, f);
+	const char *cut = NULL;
 	const char *go1 = strstr(s, ".(");
 	bool go = go1 && strstr(go1, ").");
 	if (!go) {

@@ -87,7 +87,7 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 	int err = intern(r, f->dso, &k.dso);
 	if (!err && f->inlined && f->sym) {
 		/* perf's fake symbol of an inlined function prints as "NAME (inlined)" */
-		static const char sfx[] = " (inlined)";
+		static const char sfx[] = REP_INLINED_SUFFIX;
 		size_t len = strlen(f->sym);
 		char buf[1024];
 		_cleanup_free_ char *big = NULL;
@@ -252,6 +252,13 @@ static int note_tid_comm(struct report *r, int32_t tid, uint32_t comm)
 	r->tidcomms[r->nr_tidcomms] = (struct tidcomm){ tid, comm };
 	rep_htab_set(&r->tidcomm_ht, sl, h, r->nr_tidcomms++);
 	return 0;
+}
+
+size_t rep_sym_len(const struct report *r, const struct frame *f)
+{
+	size_t n = strlen(r->strs[f->sym]);
+
+	return f->inlined ? n - strlen(REP_INLINED_SUFFIX) : n;
 }
 
 uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback)

@@ -32,6 +32,10 @@ struct htab {
 	uint32_t nr;
 };
 
+/* What an inlined function's name carries in the report's strings (perf prints its fake symbol
+ * so). */
+#define REP_INLINED_SUFFIX " (inlined)"
+
 struct frame {
 	uint32_t dso;   /* string id or NONE */
 	uint32_t sym;   /* string id or NONE (then ip and map_ip are the identity) */
@@ -221,6 +225,10 @@ int rep_cmp_u64_desc(uint64_t a, uint64_t b);
 void rep_view_free(struct view *v);
 /* Rows and (with graph) call trees of r, in perf's order. Returns 0 or -ENOMEM. */
 int rep_view_build(struct view *v, struct report *r, bool graph);
+/* The length of f's symbol name as perf's symbol has it: an inlined function's without
+ * REP_INLINED_SUFFIX (perf sizes the Symbol column by it, and --symbol-filter searches it).
+ * f->sym must not be NONE. */
+size_t rep_sym_len(const struct report *r, const struct frame *f);
 /* table.c. v as a percentage of total (0 when total is 0). */
 double rep_pct(uint64_t v, uint64_t total);
 /* The one value sort key k is filtered down to (--comm, --dsos or --symbols with a single name)

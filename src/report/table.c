@@ -54,10 +54,7 @@ static void compute_widths(const struct view *v, struct widths *w)
 		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
 		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm))) + 8);
 		if (f->sym != NONE) {
-			/* perf sizes an inlined function by its name, without " (inlined)" */
-			size_t sl = strlen(r->strs[f->sym]) - (f->inlined ? strlen(" (inlined)") : 0);
-
-			w->sym = col_max(w->sym, sl + 4);
+			w->sym = col_max(w->sym, rep_sym_len(r, f) + 4);
 		} else {
 			w->sym = col_max(w->sym, 16 + 4 + 2);
 			w->dso = col_max(w->dso, 16);

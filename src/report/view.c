@@ -489,16 +489,10 @@ int rep_view_build(struct view *v, struct report *r, bool graph)
 	 * as perf's fake symbol has it); the row stays in the totals and the order, as perf's */
 	for (size_t i = 0; r->opts.symbol_filter && i < v->nr_entries; i++) {
 		const struct frame *f = &r->frames[v->entries[i].frame];
-		char name[4096];
+		const char *want = r->opts.symbol_filter;
 
-		if (f->sym == NONE) {
-			v->entries[i].filtered = true;
-			continue;
-		}
-		snprintf(name, sizeof(name), "%s", r->strs[f->sym]);
-		if (f->inlined && strlen(name) > strlen(" (inlined)"))
-			name[strlen(name) - strlen(" (inlined)")] = 0;
-		if (!strstr(name, r->opts.symbol_filter))
+		if (f->sym == NONE ||
+		    !memmem(r->strs[f->sym], rep_sym_len(r, f), want, strlen(want)))
 			v->entries[i].filtered = true;
 	}
 	/* The chain hash is only needed while appending. */
