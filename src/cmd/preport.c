@@ -342,15 +342,19 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_DSOS:
 	case OPT_SYMBOLS:
 	case OPT_CGROUP: {
-		const char *dup = NULL;
-		int e = parse_str_list(optarg, opt == OPT_COMM ? &c->comms : opt == OPT_DSOS ? &c->dsos :
-					   opt == OPT_SYMBOLS ? &c->symbols : &c->cgroups,
-				   opt == OPT_COMM ? &c->nr_comms : opt == OPT_DSOS ? &c->nr_dsos :
-					   opt == OPT_SYMBOLS ? &c->nr_symbols : &c->nr_cgroups, &dup);
+		const char ***l = &c->cgroups, *name = "cgroup", *dup = NULL;
+		size_t *n = &c->nr_cgroups;
+		int e;
+
+		if (opt == OPT_COMM)
+			l = &c->comms, n = &c->nr_comms, name = "comm";
+		else if (opt == OPT_DSOS)
+			l = &c->dsos, n = &c->nr_dsos, name = "dsos";
+		else if (opt == OPT_SYMBOLS)
+			l = &c->symbols, n = &c->nr_symbols, name = "symbols";
+		e = parse_str_list(optarg, l, n, &dup);
 		if (e == -EEXIST) {
-			err("invalid --%s list: '%s' is named twice (perf refuses it too)",
-			    opt == OPT_COMM ? "comm" : opt == OPT_DSOS ? "dsos" :
-			    opt == OPT_SYMBOLS ? "symbols" : "cgroup", dup);
+			err("invalid --%s list: '%s' is named twice (perf refuses it too)", name, dup);
 			return EXIT_USAGE;
 		}
 		if (e < 0)
