@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "lib/cleanup.h"
+
 ssize_t fileio__read_all(int fd, char **buf, size_t *cap, size_t max)
 {
 	size_t len = 0;
@@ -127,22 +129,15 @@ int fileio__check_seekable(const char *path, char *ret_what, size_t len)
 	/* none yet: its directory must exist, on a file system that stores files; for a symlink
 	 * whose target is not there yet, the target's directory (open makes the target there) */
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n > 0) {
+	if (n > 0)
 		target[n] = 0;
-		copy = strdup(path);
-		if (copy && target[0] != '/') {
-			char *joined = NULL;
+	if (n > 0 && target[0] != '/') { /* relative: to the link's directory */
+		_cleanup_free_ char *link = strdup(path);
 
-			if (asprintf(&joined, "%s/%s", dirname(copy), target) < 0)
-				joined = NULL;
-			free(copy);
-			copy = joined;
-		} else if (copy) {
-			free(copy);
-			copy = strdup(target);
-		}
+		if (!link || asprintf(&copy, "%s/%s", dirname(link), target) < 0)
+			copy = NULL;
 	} else {
-		copy = strdup(path);
+		copy = strdup(n > 0 ? target : path);
 	}
 	if (!copy)
 		return -ENOMEM;
