@@ -73,7 +73,7 @@ static bool kid_left_of(const void *ctx, uint32_t z, uint32_t x)
 static uint32_t *walk_kids(const struct view *v, uint32_t c, size_t *ret_n)
 {
 	size_t all = v->cnodes[c].nr_children, n = all;
-	uint32_t *ids = malloc((all ? all : 1) * 6 * sizeof(*ids));
+	uint32_t *ids = malloc((all ? all : 1) * 5 * sizeof(*ids)); /* out, walk, the tree's 3 */
 	bool *red = malloc((all ? all : 1) * sizeof(*red));
 	if (!ids || !red) {
 		free(ids);
