@@ -161,7 +161,7 @@ static int child_node(struct report *r, uint32_t parent, uint32_t frame, uint32_
 	return 0;
 }
 
-static bool filtered(const struct report_opts *o, const struct report_sample *s);
+static bool thread_filtered(const struct report_opts *o, const struct report_sample *s);
 
 static bool ctx_eq(const void *c, uint32_t id, const void *key)
 {
@@ -176,11 +176,12 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	/* Consecutive samples mostly come from the same thread: skip the lookup then. */
 	uint32_t lk = s->chain && s->chain->known ? s->chain->leaf_kernel :
 		      s->self ? s->self->kernel : s->frames[0].kernel;
-	/* (not only the thread's: --dsos and --symbols filter by the sample's ip) */
-	uint32_t filt = filtered(&r->opts, s);
+	/* (the thread's filters are the last sample's on this path; the caller's, --dsos and
+	 * --symbols, go by the sample's ip) */
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
 	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk &&
-	    r->ctxs[r->last_ctx].filtered == filt && s->comm && r->last_comm_ptr &&
+	    r->ctxs[r->last_ctx].filtered == (s->filtered || r->last_thread_filtered) &&
+	    s->comm && r->last_comm_ptr &&
 	    r->last_cgroup_ptr == s->cgroup &&
 	    strcmp(r->last_comm_ptr, s->comm) == 0) {
 		*ret = r->last_ctx;
@@ -201,7 +202,8 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	k.tid = s->tid;
 	k.cpu = cpu;
 	k.leaf_kernel = lk;
-	k.filtered = filt;
+	bool tf = thread_filtered(&r->opts, s);
+	k.filtered = s->filtered || tf;
 	uint32_t h = rep_hash_words((const uint32_t *)&k, sizeof(k) / 4);
 	if (rep_htab_reserve(&r->ctx_ht) < 0)
 		return -ENOMEM;
@@ -219,6 +221,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	r->last_cpu = cpu;
 	r->last_comm_ptr = r->strs[k.comm];
 	r->last_cgroup_ptr = s->cgroup;
+	r->last_thread_filtered = tf;
 	return 0;
 }
 
@@ -389,10 +392,8 @@ void report__free(struct report *r)
 
 /* perf keeps samples of filtered threads and comms as hidden rows: they count in the totals
  * and, since they take part in the output tree, in the order of tied rows. */
-static bool filtered(const struct report_opts *o, const struct report_sample *s)
+static bool thread_filtered(const struct report_opts *o, const struct report_sample *s)
 {
-	if (s->filtered)
-		return true;
 	if ((o->nr_pids && !in_list(o->pids, o->nr_pids, s->pid)) ||
 	    (o->nr_tids && !in_list(o->tids, o->nr_tids, s->tid)))
 		return true;
@@ -415,9 +416,14 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 	if ((!s->nr_frames && !s->self) ||
 	    (s->nr_frames && !s->frames && !(s->chain && s->chain->known)))
 		return -EINVAL;
-	/* perf skips samples outside --cpu before counting them. */
-	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, s->cpu))
-		return 0;
+	/* perf skips samples outside --cpu before counting them; its thread's comm (the pid
+	 * column's) still moves on with them */
+	if (o->nr_cpus && !in_list(o->cpus, o->nr_cpus, s->cpu)) {
+		uint32_t comm;
+		int err = intern(r, s->comm ? s->comm : ":-1", &comm);
+
+		return err ? err : note_tid_comm(r, s->tid, comm);
+	}
 
 	uint32_t ctx, node = 0, self = NONE;
 	int err = ctx_id(r, s, &ctx);

@@ -109,6 +109,7 @@ struct report {
 	int32_t last_pid, last_tid, last_cpu;
 	const char *last_comm_ptr;
 	const char *last_cgroup_ptr;
+	bool last_thread_filtered;      /* its --pid/--tid/--comm outcome */
 
 	struct rec *recs;
 	size_t nr_recs, cap_recs;
