@@ -41,6 +41,7 @@ struct cli {
 	uint64_t first_time, last_time;     /* over every input (0, 0: unknown) */
 	bool stats, folded, force, quiet, header, header_only, verbose;
 	bool off_cpu, wall;
+	bool hide_unresolved;	/* -U */
 	bool children_set, children;
 	bool graph_set;	/* -g given */
 	bool inverted;	/* -G */
@@ -173,6 +174,8 @@ static void usage(FILE *f)
 "      --max-stack N      frames of a recorded call chain, and of a stack unwound, at most\n"
 "                         (default 127; counted as perf counts them)\n"
 "      --percent-limit P  hide rows (and call-graph branches) under P percent\n"
+"  -U, --hide-unresolved  only samples whose own address a symbol holds (the others count\n"
+"                         nowhere), their chains without the frames no symbol holds, as perf\n"
 "      --time RANGES      only samples in these times, as perf: START,STOP in seconds (either\n"
 "                         may be empty; several separated by spaces), or shares of the\n"
 "                         recording: 10%%/2 (the second tenth), 0%%-10%%,30%%-40%%\n"
@@ -195,7 +198,7 @@ enum {
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
-	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP,
+	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
 };
 
 static const struct option longopts[] = {
@@ -232,6 +235,7 @@ static const struct option longopts[] = {
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "hide-unresolved", no_argument, NULL, OPT_HIDE_UNRESOLVED },
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
@@ -323,6 +327,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_FLAME: c->flame = optarg; break;
 	case OPT_PPROF: c->pprof = optarg; break;
 	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
+	case OPT_HIDE_UNRESOLVED: c->hide_unresolved = true; break;
 	case OPT_STATS: c->stats = true; break;
 	case OPT_HEADER: c->header = true; break;
 	case OPT_HEADER_ONLY: c->header_only = true; break;
@@ -406,10 +411,11 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:nqvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:nqvhU", longopts, NULL)) != -1)
 		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU :
 				      opt == 'd' ? OPT_DSOS : opt == 'S' ? OPT_SYMBOLS :
-				      opt == 't' ? OPT_FIELD_SEP : opt)) >= 0)
+				      opt == 't' ? OPT_FIELD_SEP :
+				      opt == 'U' ? OPT_HIDE_UNRESOLVED : opt)) >= 0)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
@@ -417,6 +423,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	}
 	if (c->off_cpu && c->wall) {
 		err("--off-cpu and --wall are two views of one recording: choose one");
+		return EXIT_USAGE;
+	}
+	if (c->hide_unresolved && c->unwind_to) {
+		err("-U/--hide-unresolved hides samples from reports; --unwind-to copies every sample: use one, then the other on the copy");
 		return EXIT_USAGE;
 	}
 	if (c->children_set)
@@ -527,6 +537,7 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 		.comms = c->comms, .nr_comms = c->nr_comms,
 		.cgroups = c->cgroups, .nr_cgroups = c->nr_cgroups,
 		.prefetch_dwarf = wants_dwarf(&c->ro),
+		.hide_unresolved = c->hide_unresolved,
 	};
 	struct report_session *s = report_session__new(&so);
 	int e;

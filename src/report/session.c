@@ -198,6 +198,9 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 	if (it->filtered) {
 		it->nr_frames = 1;
 		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
+		/* perf drops a filtered sample with an unknown ip too (not counted) */
+		if (s->opts.hide_unresolved)
+			unwind_frame__resolve(it->snap, it->s.ip, true, &it->frames[0]);
 		return;
 	}
 	n = u ? unwinder__unwind_perf(u, it->snap, &it->s, it->frames, (size_t)s->opts.max_stack,
@@ -324,11 +327,28 @@ static void batch_start(struct report_session *s, struct batch *b)
 	}
 }
 
+/* perf's --hide-unresolved on an unwound item: false when its own ip has no symbol (the sample
+ * is dropped); otherwise the frames without one are taken out of its chain. */
+static bool keep_resolved(struct item *it)
+{
+	int n = 0;
+
+	if (it->nr_frames < 1 || !it->frames[0].sym)
+		return false;
+	for (int i = 0; i < it->nr_frames; i++)
+		if (it->frames[i].sym)
+			it->frames[n++] = it->frames[i];
+	it->nr_frames = n;
+	return true;
+}
+
 static int deliver_item(struct report_session *s, struct item *it)
 {
 	const struct perf_reader_attr *a = perf_reader__attr(s->cur, it->attr);
 	char nocomm[16];
 
+	if (s->opts.hide_unresolved && !keep_resolved(it))
+		return 0;
 	/* perf names a thread it saw no COMM for ":TID" */
 	if (!it->comm)
 		snprintf(nocomm, sizeof(nocomm), ":%d", (int32_t)it->s.tid);

@@ -51,6 +51,10 @@ struct report_session_opts {
 	size_t ordered_max_bytes;
 	/* Frames carry addresses only (unwinder__set_addresses_only): no symbol lookups. */
 	bool addresses_only;
+	/* perf's --hide-unresolved: a sample whose own ip no symbol holds is not delivered (it
+	 * counts nowhere, as in perf), and the others reach the sinks without the frames no
+	 * symbol holds. */
+	bool hide_unresolved;
 	/* The sinks ask for inlined frames or source lines: with more than one thread, the DWARF
 	 * of the first files the maps name is opened ahead of the pass, beside their symbols. */
 	bool prefetch_dwarf;
