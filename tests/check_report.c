@@ -359,6 +359,60 @@ START_TEST(test_sort_keys)
 }
 END_TEST
 
+/* -F: parsing (a field once, '+' to append, the bad word named), then a table with the
+ * columns in the order given, the rows ordered by the fields in turn (samples, then the
+ * kernel's share), the kernel's and the user's shares apart, the keys taken from the list. */
+START_TEST(test_fields)
+{
+	struct report_opts o = { .no_children = true, .graph = REPORT_GRAPH_NONE };
+	char bad[32];
+	struct report_frame a[] = { F("libc.so.6", "memcpy") };
+	struct report_frame b[] = { F("w", "main") };
+	struct report_frame k[] = { F("[kernel.kallsyms]", "do_syscall_64") };
+	char *out = NULL;
+
+	ck_assert_int_eq(report__parse_fields("overhead,bogus", &o, bad, sizeof(bad)), -EINVAL);
+	ck_assert_str_eq(bad, "bogus");
+	ck_assert_int_eq(report__parse_fields(",", &o, bad, sizeof(bad)), -EINVAL);
+	ck_assert_uint_eq(o.nr_fields, 0); /* untouched on failure */
+	ck_assert_int_eq(report__parse_fields("+sample,sample", &o, bad, sizeof(bad)), 0);
+	ck_assert(o.fields_append);
+	ck_assert_uint_eq(o.nr_fields, 1);
+	ck_assert(!report__wants_key(&o, REPORT_SORT_SRCLINE));
+	ck_assert_int_eq(report__parse_fields("sample,overhead_sys,overhead_us,symbol,srcline", &o,
+						bad, sizeof(bad)), 0);
+	ck_assert(!o.fields_append);
+	ck_assert_uint_eq(o.nr_fields, 5);
+	ck_assert_int_eq(o.fields[3].kind, REPORT_FIELD_KEY);
+	ck_assert_int_eq(o.fields[3].key, REPORT_SORT_SYM);
+	ck_assert(report__wants_key(&o, REPORT_SORT_SRCLINE));
+	ck_assert_int_eq(report__parse_fields("sample,overhead_sys,overhead_us,sym", &o, bad,
+						sizeof(bad)), 0);
+
+	k[0].kernel = true;
+	struct report *r = report__new(&o);
+	ck_assert_ptr_nonnull(r);
+	add(r, "w", 1, 1, 0, 10, a, 1);
+	add(r, "w", 1, 1, 0, 10, b, 1);
+	add(r, "w", 1, 1, 0, 10, b, 1);
+	add(r, "w", 1, 1, 0, 30, k, 1);
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	/* main's two samples first; then of one sample each, the kernel's share first */
+	ck_assert_ptr_nonnull(strstr(out, "#      Samples       sys       usr  Symbol  "));
+	ck_assert_ptr_nonnull(strstr(out, "\n             2     0.00%    33.33%  [.] main\n"
+					 "             1    50.00%     0.00%  [k] do_syscall_64\n"
+					 "             1     0.00%    16.67%  [.] memcpy\n"));
+	free(out);
+	report__free(r);
+
+	/* no sort key at all: refused */
+	ck_assert_int_eq(report__parse_fields("overhead", &o, bad, sizeof(bad)), 0);
+	errno = 0;
+	ck_assert_ptr_null(report__new(&o));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 static int print_row(const struct report_entry *e, void *ctx)
 {
 	char *buf = ctx;
@@ -967,6 +1021,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_children_recursion_once);
 	tcase_add_test(tc, test_no_children);
 	tcase_add_test(tc, test_sort_keys);
+	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_percent_and_header);

@@ -143,6 +143,10 @@ static void usage(FILE *f)
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
+"  -F, --fields FIELDS    the table's columns in this order, as perf's: overhead,\n"
+"                         overhead_children, overhead_sys, overhead_us, sample, period and\n"
+"                         sort keys (-s's keys follow as columns); the rows ordered by -s's\n"
+"                         keys, then by these; +FIELDS adds them to the default columns\n"
 "  -g, --call-graph ARG   graph, fractal, flat, folded or none, caller or callee, and a minimum\n"
 "                         percent, e.g. -g caller,1 (default graph,0.5); refused, but\n"
 "                         none, in a file without call chains\n"
@@ -199,6 +203,7 @@ enum {
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
+	OPT_FIELDS,
 };
 
 static const struct option longopts[] = {
@@ -210,6 +215,7 @@ static const struct option longopts[] = {
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "sort", required_argument, NULL, 's' },
+	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "inverted", no_argument, NULL, 'G' },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
@@ -311,6 +317,15 @@ static int parse_opt(struct cli *c, int opt)
 			return EXIT_USAGE;
 		}
 		break;
+	case OPT_FIELDS: {
+		char bad[64];
+
+		if (report__parse_fields(optarg, &c->ro, bad, sizeof(bad)) < 0) {
+			err("invalid -F/--fields '%s': unknown field '%s'; expected overhead, overhead_children, overhead_sys, overhead_us, sample, period or a sort key (comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline)", optarg, bad);
+			return EXIT_USAGE;
+		}
+		break;
+	}
 	case 'g':
 		c->graph_set = true;
 		if (report__parse_callgraph(optarg, &c->ro) < 0) {
@@ -411,11 +426,12 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:nqvhU", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:F:nqvhU", longopts, NULL)) != -1)
 		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU :
 				      opt == 'd' ? OPT_DSOS : opt == 'S' ? OPT_SYMBOLS :
 				      opt == 't' ? OPT_FIELD_SEP :
-				      opt == 'U' ? OPT_HIDE_UNRESOLVED : opt)) >= 0)
+				      opt == 'U' ? OPT_HIDE_UNRESOLVED :
+				      opt == 'F' ? OPT_FIELDS : opt)) >= 0)
 			return e;
 	if (optind < argc) {
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
@@ -424,6 +440,16 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	if (c->off_cpu && c->wall) {
 		err("--off-cpu and --wall are two views of one recording: choose one");
 		return EXIT_USAGE;
+	}
+	if (c->ro.nr_fields && !c->ro.fields_append && !c->ro.nr_sort_keys) {
+		bool key = false;
+
+		for (size_t i = 0; i < c->ro.nr_fields; i++)
+			key |= c->ro.fields[i].kind == REPORT_FIELD_KEY;
+		if (!key) {
+			err("-F/--fields lists no sort key to make rows of: add one (e.g. -F overhead,sym) or give -s");
+			return EXIT_USAGE;
+		}
 	}
 	if (c->hide_unresolved && c->unwind_to) {
 		err("-U/--hide-unresolved hides samples from reports; --unwind-to copies every sample: use one, then the other on the copy");
@@ -506,12 +532,7 @@ static int add_inputs(const struct cli *c, struct report_session *s)
 /* Whether a report with these options reads DWARF: inlined frames, or a srcline key. */
 static bool wants_dwarf(const struct report_opts *ro)
 {
-	if (!ro->no_inline)
-		return true;
-	for (size_t i = 0; i < ro->nr_sort_keys; i++)
-		if (ro->sort_keys[i] == REPORT_SORT_SRCLINE)
-			return true;
-	return false;
+	return !ro->no_inline || report__wants_key(ro, REPORT_SORT_SRCLINE);
 }
 
 /* Why the input did not open: reason, or for a missing file what to do. */

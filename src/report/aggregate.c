@@ -394,8 +394,7 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 
 		rs->inlines = o->no_inline ? REPORT_INLINE_NONE :
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
-		for (size_t i = 0; i < o->nr_sort_keys; i++)
-			rs->srclines |= o->sort_keys[i] == REPORT_SORT_SRCLINE;
+		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
 		rs->dsos = o->dsos;
 		rs->nr_dsos = o->nr_dsos;
 		rs->symbols = o->symbols;

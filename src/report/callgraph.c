@@ -235,7 +235,7 @@ int rep_print_graph(struct gctx *g, const struct entry *e)
 		int i = 0;
 		for (uint32_t x = roots[0]; x != NONE; x = run_next(v, x), i++) {
 			start = x;
-			if (i == 0 && r->opts.sort_keys[0] == REPORT_SORT_SYM)
+			if (i == 0 && !r->opts.nr_fields && r->opts.sort_keys[0] == REPORT_SORT_SYM)
 				continue;
 			if (!printed) {
 				gmargin(g);

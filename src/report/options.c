@@ -1,6 +1,7 @@
 /* Parsing of perf's --sort and -g arguments into report options. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
@@ -9,6 +10,26 @@
 #include "report/report_int.h"
 
 /* ---- option parsing ------------------------------------------------------------------------ */
+
+/* A sort key by perf's name (and preport's: tid, unit); -1 for another word. */
+static int key_by_name(const char *t)
+{
+	static const struct {
+		const char *name;
+		enum report_sort_key key;
+	} keys[] = {
+		{ "comm", REPORT_SORT_COMM },     { "dso", REPORT_SORT_DSO },
+		{ "sym", REPORT_SORT_SYM },       { "symbol", REPORT_SORT_SYM },
+		{ "pid", REPORT_SORT_PID },       { "tid", REPORT_SORT_PID },
+		{ "cpu", REPORT_SORT_CPU },       { "cgroup", REPORT_SORT_CGROUP },
+		{ "unit", REPORT_SORT_UNIT },     { "srcline", REPORT_SORT_SRCLINE },
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(t, keys[i].name))
+			return (int)keys[i].key;
+	return -1;
+}
 
 int report__parse_sort(const char *list, struct report_opts *opts)
 {
@@ -20,37 +41,78 @@ int report__parse_sort(const char *list, struct report_opts *opts)
 	if (!copy)
 		return -ENOMEM;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		enum report_sort_key k;
-		if (!strcmp(t, "comm"))
-			k = REPORT_SORT_COMM;
-		else if (!strcmp(t, "dso"))
-			k = REPORT_SORT_DSO;
-		else if (!strcmp(t, "sym") || !strcmp(t, "symbol"))
-			k = REPORT_SORT_SYM;
-		else if (!strcmp(t, "pid") || !strcmp(t, "tid"))
-			k = REPORT_SORT_PID;
-		else if (!strcmp(t, "cpu"))
-			k = REPORT_SORT_CPU;
-		else if (!strcmp(t, "cgroup"))
-			k = REPORT_SORT_CGROUP;
-		else if (!strcmp(t, "unit"))
-			k = REPORT_SORT_UNIT;
-		else if (!strcmp(t, "srcline"))
-			k = REPORT_SORT_SRCLINE;
-		else
+		int k = key_by_name(t);
+
+		if (k < 0)
 			return -EINVAL;
 		for (size_t i = 0; i < n; i++)
-			if (keys[i] == k)
+			if (keys[i] == (enum report_sort_key)k)
 				return -EINVAL;
 		if (n == REPORT_MAX_SORT_KEYS)
 			return -EINVAL;
-		keys[n++] = k;
+		keys[n++] = (enum report_sort_key)k;
 	}
 	if (!n)
 		return -EINVAL;
 	memcpy(opts->sort_keys, keys, n * sizeof(keys[0]));
 	opts->nr_sort_keys = n;
 	return 0;
+}
+
+int report__parse_fields(const char *list, struct report_opts *opts, char *bad, size_t bad_size)
+{
+	static const char *const names[] = {
+		[REPORT_FIELD_OVERHEAD] = "overhead", [REPORT_FIELD_CHILDREN] = "overhead_children",
+		[REPORT_FIELD_SYS] = "overhead_sys",  [REPORT_FIELD_US] = "overhead_us",
+		[REPORT_FIELD_SAMPLE] = "sample",     [REPORT_FIELD_PERIOD] = "period",
+	};
+	struct report_field f[REPORT_MAX_FIELDS];
+	size_t n = 0;
+	bool append = list && list[0] == '+';
+	_cleanup_free_ char *copy = strdup(list ? list + append : "");
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	snprintf(bad, bad_size, "%s", list ? list : "");
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		struct report_field x = { .kind = REPORT_FIELD_KEY };
+		int k = key_by_name(t);
+		bool dup = false;
+
+		if (k >= 0)
+			x.key = (enum report_sort_key)k;
+		for (size_t i = 0; k < 0 && i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(t, names[i])) {
+				x.kind = (enum report_field_kind)i;
+				k = 0;
+			}
+		if (k < 0) {
+			snprintf(bad, bad_size, "%s", t);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++)
+			dup |= f[i].kind == x.kind && (x.kind != REPORT_FIELD_KEY || f[i].key == x.key);
+		if (!dup)
+			f[n++] = x; /* at most one of each: never more than REPORT_MAX_FIELDS */
+	}
+	if (!n)
+		return -EINVAL;
+	memcpy(opts->fields, f, n * sizeof(f[0]));
+	opts->nr_fields = n;
+	opts->fields_append = append;
+	return 0;
+}
+
+bool report__wants_key(const struct report_opts *o, enum report_sort_key k)
+{
+	for (size_t i = 0; i < o->nr_sort_keys; i++)
+		if (o->sort_keys[i] == k)
+			return true;
+	for (size_t i = 0; i < o->nr_fields; i++)
+		if (o->fields[i].kind == REPORT_FIELD_KEY && o->fields[i].key == k)
+			return true;
+	return false;
 }
 
 /* perf's -g print types by name; -1 for another word. */

@@ -289,6 +289,84 @@ static bool has_key(const struct report_opts *o, enum report_sort_key k)
 	return false;
 }
 
+static bool has_field(const struct report_field *l, size_t n, struct report_field f)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].kind == f.kind && (f.kind != REPORT_FIELD_KEY || l[i].key == f.key))
+			return true;
+	return false;
+}
+
+static void add_field(struct report_field *l, size_t *n, struct report_field f)
+{
+	if (!has_field(l, *n, f))
+		l[(*n)++] = f;
+}
+
+/* The sort keys (-s's, else perf's default comm,dso,sym but with an -F list of its own: its
+ * keys), the columns and the rows' order, as perf's setup_sorting and
+ * perf_hpp__setup_output_field make them. -EINVAL: no sort key at all. */
+static int setup_fields(struct report *r)
+{
+	struct report_opts *o = &r->opts;
+	bool strict = o->nr_fields && !o->fields_append;
+	struct report_field key = { .kind = REPORT_FIELD_KEY };
+	size_t given = o->nr_sort_keys;
+
+	for (size_t i = 0; i < o->nr_fields; i++)
+		if (o->fields[i].kind > REPORT_FIELD_KEY ||
+		    (o->fields[i].kind == REPORT_FIELD_KEY && o->fields[i].key > REPORT_SORT_SRCLINE))
+			return -EINVAL;
+	if (!given && !strict) {
+		o->sort_keys[0] = REPORT_SORT_COMM;
+		o->sort_keys[1] = REPORT_SORT_DSO;
+		o->sort_keys[2] = REPORT_SORT_SYM;
+		o->nr_sort_keys = 3;
+	}
+	for (size_t i = 0; i < o->nr_fields; i++)
+		if (o->fields[i].kind == REPORT_FIELD_KEY && !has_key(o, o->fields[i].key)) {
+			if (o->nr_sort_keys == REPORT_MAX_SORT_KEYS)
+				return -EINVAL;
+			o->sort_keys[o->nr_sort_keys++] = o->fields[i].key;
+		}
+	if (!o->nr_sort_keys)
+		return -EINVAL;
+	r->nr_cols = r->nr_sorts = 0;
+	if (strict) {
+		/* -F's columns, then -s's keys it leaves out; rows by -s's keys, then -F's */
+		for (size_t i = 0; i < o->nr_fields; i++)
+			add_field(r->cols, &r->nr_cols, o->fields[i]);
+		for (size_t i = 0; i < given; i++) {
+			key.key = o->sort_keys[i];
+			add_field(r->cols, &r->nr_cols, key);
+			add_field(r->sorts, &r->nr_sorts, key);
+		}
+		for (size_t i = 0; i < o->nr_fields; i++)
+			add_field(r->sorts, &r->nr_sorts, o->fields[i]);
+		return 0;
+	}
+	/* perf's defaults: Children, Self, -n's and --show-total-period's numbers, a "+" list's
+	 * fields, the keys; rows by Children, Self, the keys */
+	r->self_header = !o->no_children;
+	if (!o->no_children)
+		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_CHILDREN };
+	r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_OVERHEAD };
+	memcpy(r->sorts, r->cols, r->nr_cols * sizeof(r->cols[0]));
+	r->nr_sorts = r->nr_cols;
+	if (o->show_nr_samples)
+		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_SAMPLE };
+	if (o->show_total_period)
+		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_PERIOD };
+	for (size_t i = 0; i < o->nr_fields; i++)
+		add_field(r->cols, &r->nr_cols, o->fields[i]);
+	for (size_t i = 0; i < o->nr_sort_keys; i++) {
+		key.key = o->sort_keys[i];
+		add_field(r->cols, &r->nr_cols, key);
+		add_field(r->sorts, &r->nr_sorts, key);
+	}
+	return 0;
+}
+
 static int32_t *dup_ints(const int32_t *l, size_t n)
 {
 	int32_t *p = malloc((n ? n : 1) * sizeof(*p));
@@ -312,12 +390,8 @@ struct report *report__new(const struct report_opts *opts)
 	for (size_t i = 0; i < o->nr_sort_keys; i++)
 		if (o->sort_keys[i] > REPORT_SORT_SRCLINE)
 			goto einval;
-	if (o->nr_sort_keys == 0) {
-		o->sort_keys[0] = REPORT_SORT_COMM;
-		o->sort_keys[1] = REPORT_SORT_DSO;
-		o->sort_keys[2] = REPORT_SORT_SYM;
-		o->nr_sort_keys = 3;
-	}
+	if (o->nr_fields > REPORT_MAX_FIELDS || setup_fields(r) < 0)
+		goto einval;
 	if (o->order == REPORT_ORDER_DEFAULT)
 		o->order = o->no_children ? REPORT_ORDER_CALLEE : REPORT_ORDER_CALLER;
 	if (o->min_percent < 0)

@@ -75,6 +75,22 @@ enum report_sort_key {
 };
 #define REPORT_MAX_SORT_KEYS 8
 
+/* perf's -F/--fields: a column of the table. */
+enum report_field_kind {
+	REPORT_FIELD_OVERHEAD,  /* perf's overhead: the row's own share ("Self" beside Children) */
+	REPORT_FIELD_CHILDREN,  /* overhead_children: with the functions it calls */
+	REPORT_FIELD_SYS,       /* overhead_sys: the own share of samples taken in the kernel */
+	REPORT_FIELD_US,        /* overhead_us: ... in user mode */
+	REPORT_FIELD_SAMPLE,    /* sample: the row's own samples */
+	REPORT_FIELD_PERIOD,    /* period: the row's own period */
+	REPORT_FIELD_KEY,       /* a sort key's column */
+};
+struct report_field {
+	enum report_field_kind kind;
+	enum report_sort_key key;       /* REPORT_FIELD_KEY */
+};
+#define REPORT_MAX_FIELDS (REPORT_MAX_SORT_KEYS + 6)
+
 enum report_graph {
 	REPORT_GRAPH_NONE,  /* -g none, or no callchains recorded */
 	REPORT_GRAPH_GRAPH, /* perf's "graph": tree with absolute percentages */
@@ -109,6 +125,14 @@ struct report_opts {
 	const char *time_str;     /* --time as given: "(time slices: ...)" in the Samples line */
 	double percent_limit;     /* --percent-limit: rows under this percent (Children with
 				   * children, else Self) are not printed; 0: all */
+	/* perf's -F/--fields: the columns, in this order; the sort keys among them sort too
+	 * (after -s's, which follow them as columns), and the rows are ordered by -s's keys,
+	 * then by these fields in turn. With fields_append (perf's "+list"), they follow perf's
+	 * default columns and order instead. nr_fields 0: the default columns (Children, Self or
+	 * Overhead, -n's Samples, --show-total-period's Period, the sort keys). */
+	struct report_field fields[REPORT_MAX_FIELDS];
+	size_t nr_fields;
+	bool fields_append;
 
 	/* Filters. pid/tid/comm behave like perf's: a filtered sample still counts in the totals
 	 * (percentages stay absolute) but makes no row. cpu drops the sample entirely. */
@@ -140,6 +164,15 @@ bool report__name_listed(const char *const *list, size_t n, const char *name);
  * "cpu") into opts. Returns 0, or -EINVAL (unknown or repeated key, too many keys) leaving opts
  * untouched. */
 int report__parse_sort(const char *list, struct report_opts *opts);
+
+/* Parse perf's -F list (overhead, overhead_children, overhead_sys, overhead_us, sample,
+ * period and the sort keys; a leading '+' appends them to the default columns) into opts.
+ * A field given twice counts once. Returns 0, or -EINVAL with the offending word (or the
+ * whole list when it is empty) copied to bad, opts untouched. */
+int report__parse_fields(const char *list, struct report_opts *opts, char *bad, size_t bad_size);
+
+/* Whether the report sorts by key k: a -s key or a -F field. */
+bool report__wants_key(const struct report_opts *opts, enum report_sort_key k);
 
 /* Parse perf's -g argument: comma-separated "graph"/"none", "caller"/"callee" and a threshold
  * number, any subset in any order. Returns 0 or -EINVAL (opts untouched). */

@@ -85,6 +85,11 @@ struct report {
 	char **comms;
 	bool key_cpu;
 	uint32_t elided;        /* rep_elided_keys of opts */
+	/* The table's columns and the rows' order (each field's comparison in turn), from the
+	 * sort keys and -F (report_opts.fields); self_header: the overhead column is "Self". */
+	struct report_field cols[2 * REPORT_MAX_FIELDS], sorts[2 * REPORT_MAX_FIELDS];
+	size_t nr_cols, nr_sorts;
+	bool self_header;
 
 	struct arena arena;
 	char **strs;
@@ -154,6 +159,7 @@ struct entry {
 	bool kernel;            /* "[k]": the mode when the row was created */
 	int32_t pid, tid, cpu;  /* of the sample that created the row (perf's he->thread) */
 	uint64_t self, children, nr_samples;
+	uint64_t self_sys;      /* of self: samples taken in the kernel (perf's period_sys) */
 	uint32_t max_depth;     /* longest chain appended (perf's callchain->max_depth) */
 	uint32_t stamp;         /* last record that touched it: counts a stack once */
 	uint32_t croot;         /* call tree root in view.cnodes, NONE without graphs */

@@ -190,28 +190,50 @@ static const char *key_header(enum report_sort_key k, const struct widths *w, si
 	return *wd = 0, "";
 }
 
+/* The header of column c and its width: a number's (right-aligned) or a key's. */
+static const char *col_header(const struct report *r, struct report_field c,
+			      const struct widths *w, size_t *wd)
+{
+	switch (c.kind) {
+	case REPORT_FIELD_OVERHEAD:
+		return *wd = 8, r->self_header ? "Self" : "Overhead";
+	case REPORT_FIELD_CHILDREN:
+		return *wd = 8, "Children";
+	case REPORT_FIELD_SYS:
+		return *wd = 8, "sys";
+	case REPORT_FIELD_US:
+		return *wd = 8, "usr";
+	case REPORT_FIELD_SAMPLE:
+		return *wd = 12, "Samples";
+	case REPORT_FIELD_PERIOD:
+		return *wd = 12, "Period";
+	case REPORT_FIELD_KEY:
+		break;
+	}
+	return key_header(c.key, w, wd);
+}
+
+/* Whether column c is shown: a key filtered down to one value is not (rep_elided). */
+static bool col_shown(const struct report *r, struct report_field c)
+{
+	return c.kind != REPORT_FIELD_KEY || !rep_elided(r, c.key);
+}
+
 /* The column headers and their dotted underline (none with -t, as perf). */
 static void print_headers(const struct report *r, const struct widths *w, FILE *fp)
 {
 	const struct report_opts *o = &r->opts;
-	static const char *const nums[] = { "Samples", "Period" };
 
 	for (int line = 0; line < (o->field_sep ? 1 : 2); line++) {
 		struct line l = { .fp = fp, .header = true, .first = true, .limit = SIZE_MAX };
 
 		fputs("# ", fp);
-		for (int c = 0; c < (o->no_children ? 1 : 2); c++)
-			put_head(o, &l, o->no_children ? "Overhead" : c ? "Self" : "Children", 8, true,
-				 line);
-		for (int c = 0; c < 2; c++)
-			if (c ? o->show_total_period : o->show_nr_samples)
-				put_head(o, &l, nums[c], 12, true, line);
-		for (size_t i = 0; i < o->nr_sort_keys; i++) {
+		for (size_t i = 0; i < r->nr_cols; i++) {
 			size_t wd;
-			const char *h = key_header(o->sort_keys[i], w, &wd);
+			const char *h = col_header(r, r->cols[i], w, &wd);
 
-			if (!rep_elided(r, o->sort_keys[i]))
-				put_head(o, &l, h, wd, false, line);
+			if (col_shown(r, r->cols[i]))
+				put_head(o, &l, h, wd, r->cols[i].kind != REPORT_FIELD_KEY, line);
 		}
 		fputc('\n', fp);
 	}
@@ -228,21 +250,50 @@ double rep_pct(uint64_t v, uint64_t total)
  * no limit without. */
 static size_t row_limit(const struct report *r, const struct widths *w)
 {
-	const struct report_opts *o = &r->opts;
-	size_t n = 3 + (o->no_children ? 8 : 18) + 14 * o->show_nr_samples +
-		   14 * o->show_total_period;
+	size_t n = 3, shown = 0;
 
-	if (!o->field_sep)
+	if (!r->opts.field_sep)
 		return SIZE_MAX;
-	for (size_t i = 0; i < o->nr_sort_keys; i++) {
+	for (size_t i = 0; i < r->nr_cols; i++) {
 		size_t wd;
 
-		if (!rep_elided(r, o->sort_keys[i])) {
-			key_header(o->sort_keys[i], w, &wd);
-			n += 2 + wd;
+		if (col_shown(r, r->cols[i])) {
+			col_header(r, r->cols[i], w, &wd);
+			n += (shown++ ? 2 : 0) + wd;
 		}
 	}
 	return n;
+}
+
+/* The cell of a number column: a share of total (perf's " %*.2f%%" in a column of 8: a share
+ * of 1000% or more, of the rows shown with --percentage relative, pushes the line right, not
+ * the space before it; with -t, " %.2f%%" left in the column, unpadded in the last) or a count
+ * (" %llu" in 12, the same way). */
+static void num_cell(const struct view *v, const struct entry *e, enum report_field_kind k,
+		     bool last, char *cell, size_t sz)
+{
+	const struct report_opts *o = &v->r->opts;
+	uint64_t x = k == REPORT_FIELD_CHILDREN ? e->children :
+		     k == REPORT_FIELD_SYS ? e->self_sys :
+		     k == REPORT_FIELD_US ? e->self - e->self_sys :
+		     k == REPORT_FIELD_SAMPLE ? e->nr_samples : e->self;
+	char buf[64];
+
+	if (k == REPORT_FIELD_SAMPLE || k == REPORT_FIELD_PERIOD) {
+		if (o->field_sep) {
+			snprintf(buf, sizeof(buf), " %llu", (unsigned long long)x);
+			snprintf(cell, sz, "%-*s", last ? 0 : 12, buf);
+		} else {
+			snprintf(cell, sz, "%12llu", (unsigned long long)x);
+		}
+		return;
+	}
+	if (k == REPORT_FIELD_CHILDREN && o->no_children) /* perf's, for no children */
+		snprintf(buf, sizeof(buf), o->field_sep ? " N/A" : "N/A");
+	else
+		snprintf(buf, sizeof(buf), o->field_sep ? " %.2f%%" : " %6.2f%%",
+			 rep_pct(x, v->total));
+	snprintf(cell, sz, o->field_sep ? "%-*s" : "%*s", o->field_sep && last ? 0 : 8, buf);
 }
 
 static void print_row(const struct view *v, const struct entry *e, const struct widths *w,
@@ -251,40 +302,21 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 	const struct report *r = v->r;
 	const struct report_opts *o = &r->opts;
 	const struct frame *f = &r->frames[e->frame];
-	uint64_t nums[] = { e->nr_samples, e->self };
 	struct line l = { .fp = fp, .first = true, .limit = w->row_limit };
 	char buf[4096], cell[4200];
 
-	/* perf's " %*.2f%%" in a column of 8: a share of 1000% or more (of the rows shown,
-	 * --percentage relative) pushes the line right, not the space before it; with -t, its
-	 * " %.2f%%" left in the column, and the same for the numbers' " %llu" in 12 */
-	for (int c = 0; c < (o->no_children ? 1 : 2); c++) {
-		double pct = rep_pct(c || o->no_children ? e->self : e->children, v->total);
+	for (size_t i = 0; i < r->nr_cols; i++) {
+		struct report_field c = r->cols[i];
+		bool last = i + 1 == r->nr_cols;
 
-		if (o->field_sep) {
-			snprintf(buf, sizeof(buf), " %.2f%%", pct);
-			snprintf(cell, sizeof(cell), "%-8s", buf);
-		} else {
-			snprintf(cell, sizeof(cell), " %6.2f%%", pct);
-		}
-		put_cell(o, &l, cell);
-	}
-	for (int c = 0; c < 2; c++) {
-		if (!(c ? o->show_total_period : o->show_nr_samples))
+		if (!col_shown(r, c))
 			continue;
-		if (o->field_sep) {
-			snprintf(buf, sizeof(buf), " %llu", (unsigned long long)nums[c]);
-			snprintf(cell, sizeof(cell), "%-12s", buf);
-		} else {
-			snprintf(cell, sizeof(cell), "%12llu", (unsigned long long)nums[c]);
-		}
-		put_cell(o, &l, cell);
-	}
-	for (size_t i = 0; i < o->nr_sort_keys; i++) {
-		bool last = i + 1 == o->nr_sort_keys;
-		if (rep_elided(r, o->sort_keys[i]))
+		if (c.kind != REPORT_FIELD_KEY) {
+			num_cell(v, e, c.kind, last, cell, sizeof(cell));
+			put_cell(o, &l, cell);
 			continue;
-		switch (o->sort_keys[i]) {
+		}
+		switch (c.key) {
 		case REPORT_SORT_COMM:
 			snprintf(cell, sizeof(cell), "%-*s", (int)w->comm, rep_str(r, e->comm));
 			break;

@@ -175,6 +175,7 @@ static int view_add_rec(struct view *v, uint32_t ri)
 		return -ENOMEM;
 	struct entry *e = &v->entries[ei];
 	e->self += rc->period;
+	e->self_sys += cx->leaf_kernel ? rc->period : 0;
 	e->children += rc->period;
 	e->nr_samples += rc->count;
 	e->stamp = ri;
@@ -226,67 +227,93 @@ int rep_cmp_u64_desc(uint64_t a, uint64_t b)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-/* perf's output comparison, hist_entry__sort(): Children (with its caller-above-callee tie
- * break), Self, then each sort key ascending. Negative: a goes first; 0: a goes after b.
- * It is not transitive (the tie break applies only within a thread), so the order depends on
- * how the rows are inserted: view_order() replays perf's insertion. */
+/* Sort key k's comparison of two rows, ascending. */
+static int key_sort(const struct report *r, enum report_sort_key k, const struct entry *a,
+		    const struct entry *b)
+{
+	const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
+	int d = 0;
+
+	switch (k) {
+	case REPORT_SORT_COMM:
+		d = strcmp(rep_str(r, a->comm), rep_str(r, b->comm));
+		break;
+	case REPORT_SORT_DSO:
+		d = cmp_str_null_last(rep_str(r, fa->dso), rep_str(r, fb->dso));
+		break;
+	case REPORT_SORT_SYM:
+		d = cmp_str_null_last(rep_str(r, fa->sym), rep_str(r, fb->sym));
+		if (!d && fa->sym == NONE && a->addr != b->addr)
+			d = a->addr < b->addr ? -1 : 1;
+		break;
+	case REPORT_SORT_PID:
+		d = (a->tid > b->tid) - (a->tid < b->tid);
+		break;
+	case REPORT_SORT_CPU:
+		d = (a->cpu > b->cpu) - (a->cpu < b->cpu);
+		break;
+	case REPORT_SORT_CGROUP:
+		d = strcmp(rep_str(r, a->cgroup), rep_str(r, b->cgroup));
+		break;
+	case REPORT_SORT_UNIT:
+		d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
+		break;
+	case REPORT_SORT_SRCLINE:
+		d = cmp_str_null_last(rep_str(r, a->key.srcline), rep_str(r, b->key.srcline));
+		break;
+	}
+	return d;
+}
+
+/* perf's output comparison, hist_entry__sort(): each field of the order in turn (perf's
+ * default: Children with its caller-above-callee tie break, Self, then each sort key
+ * ascending; numbers descending). Negative: a goes first; 0: a goes after b. It is not
+ * transitive (the tie break applies only within a thread), so the order depends on how the
+ * rows are inserted: view_order() replays perf's insertion. */
 static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 {
 	const struct report *r = v->r;
 	const struct entry *a = &v->entries[ia], *b = &v->entries[ib];
-	int d;
+	int d = 0;
 
-	if (!r->opts.no_children) {
-		if ((d = rep_cmp_u64_desc(a->children, b->children)))
-			return d;
-		/* "Put caller above callee when they have equal period": when both rows were
-		 * created by the same thread and call graphs are shown, perf compares the longest
-		 * chain appended to each row, shorter first in callee order, longer first in
-		 * caller order. Without call graphs it skips this (verified against perf 6.1). */
-		if (r->opts.graph != REPORT_GRAPH_NONE && a->pid == b->pid && a->tid == b->tid &&
-		    a->max_depth != b->max_depth) {
-			d = a->max_depth < b->max_depth ? -1 : 1;
-			return r->opts.order == REPORT_ORDER_CALLER ? -d : d;
-		}
-	}
-	if ((d = rep_cmp_u64_desc(a->self, b->self)))
-		return d;
-	for (size_t i = 0; i < r->opts.nr_sort_keys; i++) {
-		const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
-		if (rep_elided(r, r->opts.sort_keys[i]))
-			continue;
-		switch (r->opts.sort_keys[i]) {
-		case REPORT_SORT_COMM:
-			d = strcmp(rep_str(r, a->comm), rep_str(r, b->comm));
+	for (size_t i = 0; i < r->nr_sorts && !d; i++) {
+		switch (r->sorts[i].kind) {
+		case REPORT_FIELD_CHILDREN:
+			if (r->opts.no_children)
+				break;
+			if ((d = rep_cmp_u64_desc(a->children, b->children)))
+				break;
+			/* "Put caller above callee when they have equal period": when both rows
+			 * were created by the same thread and call graphs are shown, perf compares
+			 * the longest chain appended to each row, shorter first in callee order,
+			 * longer first in caller order. Without call graphs it skips this (verified
+			 * against perf 6.1). */
+			if (r->opts.graph != REPORT_GRAPH_NONE && a->pid == b->pid &&
+			    a->tid == b->tid && a->max_depth != b->max_depth) {
+				d = a->max_depth < b->max_depth ? -1 : 1;
+				d = r->opts.order == REPORT_ORDER_CALLER ? -d : d;
+			}
 			break;
-		case REPORT_SORT_DSO:
-			d = cmp_str_null_last(rep_str(r, fa->dso), rep_str(r, fb->dso));
+		case REPORT_FIELD_OVERHEAD:
+		case REPORT_FIELD_PERIOD:
+			d = rep_cmp_u64_desc(a->self, b->self);
 			break;
-		case REPORT_SORT_SYM:
-			d = cmp_str_null_last(rep_str(r, fa->sym), rep_str(r, fb->sym));
-			if (!d && fa->sym == NONE && a->addr != b->addr)
-				d = a->addr < b->addr ? -1 : 1;
+		case REPORT_FIELD_SYS:
+			d = rep_cmp_u64_desc(a->self_sys, b->self_sys);
 			break;
-		case REPORT_SORT_PID:
-			d = (a->tid > b->tid) - (a->tid < b->tid);
+		case REPORT_FIELD_US:
+			d = rep_cmp_u64_desc(a->self - a->self_sys, b->self - b->self_sys);
 			break;
-		case REPORT_SORT_CPU:
-			d = (a->cpu > b->cpu) - (a->cpu < b->cpu);
+		case REPORT_FIELD_SAMPLE:
+			d = rep_cmp_u64_desc(a->nr_samples, b->nr_samples);
 			break;
-		case REPORT_SORT_CGROUP:
-			d = strcmp(rep_str(r, a->cgroup), rep_str(r, b->cgroup));
-			break;
-		case REPORT_SORT_UNIT:
-			d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
-			break;
-		case REPORT_SORT_SRCLINE:
-			d = cmp_str_null_last(rep_str(r, a->key.srcline), rep_str(r, b->key.srcline));
+		case REPORT_FIELD_KEY:
+			if (!rep_elided(r, r->sorts[i].key))
+				d = key_sort(r, r->sorts[i].key, a, b);
 			break;
 		}
-		if (d)
-			return d;
 	}
-	return 0;
+	return d;
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -307,42 +334,19 @@ static int entry_collapse_cmp(const void *pa, const void *pb, void *c)
 	int d = 0;
 
 	for (size_t i = 0; i < r->opts.nr_sort_keys && !d; i++) {
-		switch (r->opts.sort_keys[i]) {
-		case REPORT_SORT_COMM:
-			d = strcmp(rep_str(r, a->comm), rep_str(r, b->comm));
-			break;
-		case REPORT_SORT_DSO:
+		if (r->opts.sort_keys[i] != REPORT_SORT_SYM) {
+			d = key_sort(r, r->opts.sort_keys[i], a, b); /* the same as the output's */
+		} else if (fa->sym == NONE && fb->sym == NONE) {
+			d = cmp_u64(a->addr, b->addr);
+		} else if (fa->sym == NONE || fb->sym == NONE) {
+			d = fa->sym == NONE ? 1 : -1;
+		} else {
 			d = cmp_str_null_last(rep_str(r, fa->dso), rep_str(r, fb->dso));
-			break;
-		case REPORT_SORT_SYM:
-			if (fa->sym == NONE && fb->sym == NONE) {
-				d = cmp_u64(a->addr, b->addr);
-			} else if (fa->sym == NONE || fb->sym == NONE) {
-				d = fa->sym == NONE ? 1 : -1;
-			} else {
-				d = cmp_str_null_last(rep_str(r, fa->dso), rep_str(r, fb->dso));
-				if (!d)
-					d = cmp_u64(fa->sym_start ? fa->sym_start : fa->ip,
-						    fb->sym_start ? fb->sym_start : fb->ip);
-				if (!d)
-					d = strcmp(r->strs[fa->sym], r->strs[fb->sym]);
-			}
-			break;
-		case REPORT_SORT_PID:
-			d = (a->tid > b->tid) - (a->tid < b->tid);
-			break;
-		case REPORT_SORT_CPU:
-			d = (a->cpu > b->cpu) - (a->cpu < b->cpu);
-			break;
-		case REPORT_SORT_CGROUP:
-			d = strcmp(rep_str(r, a->cgroup), rep_str(r, b->cgroup));
-			break;
-		case REPORT_SORT_UNIT:
-			d = strcmp(rep_str(r, a->unit), rep_str(r, b->unit));
-			break;
-		case REPORT_SORT_SRCLINE:
-			d = cmp_str_null_last(rep_str(r, a->key.srcline), rep_str(r, b->key.srcline));
-			break;
+			if (!d)
+				d = cmp_u64(fa->sym_start ? fa->sym_start : fa->ip,
+					    fb->sym_start ? fb->sym_start : fb->ip);
+			if (!d)
+				d = strcmp(r->strs[fa->sym], r->strs[fb->sym]);
 		}
 	}
 	return d ? d : (ia > ib) - (ia < ib);
