@@ -123,11 +123,25 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 		*ret = sl->id1 - 1;
 		return 0;
 	}
+	k.graph = r->nr_frames;
+	if (k.srcline != NONE) {
+		struct report_frame nosrc = *f;
+
+		nosrc.srcline = NULL;
+		if ((err = frame_id(r, &nosrc, &k.graph)) < 0)
+			return err;
+		/* (the table grew: the slot is found again) */
+		if (rep_htab_reserve(&r->frame_ht) < 0)
+			return -ENOMEM;
+		sl = rep_htab_probe(&r->frame_ht, h, frame_eq, r, &k);
+	}
 	if (rep_grow(&r->frames, &r->cap_frames, r->nr_frames, sizeof(*r->frames)) < 0)
 		return -ENOMEM;
 	/* A resolved frame keeps the first addresses seen: they order siblings in graphs. */
 	if (k.sym != NONE && !k.sym_start)
 		k.ip = f->ip;
+	if (k.srcline == NONE)
+		k.graph = r->nr_frames;
 	r->frames[r->nr_frames] = k;
 	rep_htab_set(&r->frame_ht, sl, h, r->nr_frames);
 	*ret = r->nr_frames++;

@@ -43,6 +43,8 @@ struct frame {
 	bool kernel;
 	bool inlined;   /* sym is "NAME (inlined)" */
 	uint32_t srcline; /* string id or NONE: set only when sorting by srcline */
+	uint32_t graph;   /* the frame a call graph shows: this one without its srcline (perf's
+			   * chains match by function, whatever the line) */
 	uint32_t dso_seq; /* report_frame.dso_seq of the first sight */
 };
 

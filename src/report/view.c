@@ -135,7 +135,7 @@ static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int
 	uint32_t cur = e->croot;
 	v->cnodes[cur].cumul += period;
 	for (int i = 0; i < n; i++) {
-		uint32_t k[2] = { cur, fr[i * step] };
+		uint32_t k[2] = { cur, v->r->frames[fr[i * step]].graph };
 		uint32_t h = rep_hash_words(k, 2);
 		if (rep_htab_reserve(&v->cnode_ht) < 0)
 			return -ENOMEM;

@@ -84,6 +84,15 @@ VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline
 VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline --no-inline
 preport -i i.data --no-children -g none --sort srcline | grep -qE '^ +[0-9.]+% +inlines\.cc:[0-9]+' ||
 	fail "--sort srcline shows no inlines.cc line"
+# ... with call graphs: a caller is one node whatever the line it calls from (perf's chains
+# match by function), not one per call site
+for g in caller callee; do
+	perf report -i i.data --stdio --no-children -g $g --sort srcline,sym 2> /dev/null | upto1 > perf.g
+	preport -i i.data --no-children -g $g --sort srcline,sym | upto1 > pre.g
+	[ "$(wc -l < perf.g)" -ge 10 ] || fail "perf printed too little for --sort srcline,sym -g $g"
+	same_graph perf.g pre.g || { diff perf.g pre.g >&2; keep; fail "--sort srcline,sym -g $g: the call graph differs from perf's"; }
+	echo "ok: --sort srcline,sym -g $g: $(wc -l < pre.g) lines as perf prints them"
+done
 # PLT entries are named NAME@plt, as perf names them, when a sample falls in one
 if perf report -i i.data --stdio --no-children --sort sym -g none 2> /dev/null | grep -qF 'cos@plt'; then
 	preport -i i.data --no-children --sort sym -g none | grep -qF 'cos@plt' || fail "no cos@plt row"
