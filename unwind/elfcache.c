@@ -73,6 +73,7 @@ struct elfcache {
 	size_t nr_buckets, nr;
 	char *debug_dir;
 	char *buildid_dir;
+	char *symfs;		/* NULL: none */
 };
 
 static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
@@ -674,7 +675,12 @@ struct elfcache *elfcache__new(const struct elfcache_opts *opts)
 	pthread_mutex_init(&c->lock, NULL);
 	c->nr_buckets = 256;
 	c->buckets = calloc(c->nr_buckets, sizeof(*c->buckets));
-	c->debug_dir = strdup(opts && opts->debug_dir ? opts->debug_dir : "/usr/lib/debug");
+	if (opts && opts->symfs && !(c->symfs = strdup(opts->symfs)))
+		goto nomem;
+	if (opts && opts->debug_dir)
+		c->debug_dir = strdup(opts->debug_dir);
+	else if (asprintf(&c->debug_dir, "%s/usr/lib/debug", c->symfs ? c->symfs : "") < 0)
+		c->debug_dir = NULL;
 	if (opts && opts->buildid_dir)
 		c->buildid_dir = strdup(opts->buildid_dir);
 	else
@@ -714,9 +720,19 @@ static void cache_grow(struct elfcache *c)
 static struct elf_file *open_with_cache(struct elfcache *c, const char *path, const uint8_t *id,
 					size_t len)
 {
-	struct elf_file *f = elf_file__open(path, id, len, c->debug_dir);
-	int err = errno;
 	char alt[4096];
+	struct elf_file *f;
+	int err;
+
+	if (c->symfs && path[0] == '/') {
+		if (snprintf(alt, sizeof(alt), "%s%s", c->symfs, path) >= (int)sizeof(alt)) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		path = alt;
+	}
+	f = elf_file__open(path, id, len, c->debug_dir);
+	err = errno;
 
 	if (!f && len && (err == ESTALE || err == ENOENT) && *c->buildid_dir) {
 		/* perf's build-id cache: the file as it was recorded */
@@ -810,6 +826,7 @@ void elfcache__free(struct elfcache *c)
 	free(c->buckets);
 	free(c->debug_dir);
 	free(c->buildid_dir);
+	free(c->symfs);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

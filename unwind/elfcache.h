@@ -18,7 +18,10 @@ struct symbol;
 struct inline_frame;
 
 struct elfcache_opts {
-	const char *debug_dir;	/* NULL: /usr/lib/debug */
+	const char *debug_dir;	/* NULL: /usr/lib/debug (under symfs, with one) */
+	/* perf's --symfs: every file is looked for under this directory (/usr/lib/libc.so.6 as
+	 * symfs/usr/lib/libc.so.6), and only there; NULL: none. */
+	const char *symfs;
 	const char *buildid_dir;	/* perf's build-id cache; NULL: ~/.debug of the effective user
 					 * ($HOME when it is theirs); "": none */
 };

@@ -193,7 +193,8 @@ struct machine *machine__new(const struct machine_opts *opts)
 	if (opts && opts->elfcache) {
 		m->cache = opts->elfcache;
 	} else {
-		struct elfcache_opts co = { .debug_dir = opts ? opts->debug_dir : NULL };
+		struct elfcache_opts co = { .debug_dir = opts ? opts->debug_dir : NULL,
+					    .symfs = opts ? opts->symfs : NULL };
 
 		m->cache = elfcache__new(&co);
 		m->own_cache = true;

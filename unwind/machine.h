@@ -27,6 +27,7 @@ struct elfcache;
 struct machine_opts {
 	struct elfcache *elfcache;	/* shared file cache; NULL: the machine makes its own */
 	const char *debug_dir;	/* for its own cache: NULL: /usr/lib/debug */
+	const char *symfs;	/* for its own cache: perf's --symfs (elfcache_opts) */
 	/* Kernel symbols from this kallsyms file, e.g. "/proc/kallsyms" when the recording was made
 	 * on the running kernel (see kallsyms__matches_running()); NULL: kernel frames stay
 	 * unsymbolized. */

@@ -184,6 +184,14 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
+/* Whether ip lies in a map of a file that cannot be opened. */
+static bool no_file(const struct map_snapshot *maps, uint64_t ip)
+{
+	const struct map *mp = map_snapshot__find(maps, ip);
+
+	return mp && dso__kind(mp->dso) == DSO_FILE && !dso__elf(mp->dso);
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
@@ -441,6 +449,11 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 			break;
 		resolve(u, maps, ip, exact, &frames[n]);
 		frames[n++].unwound = true;
+		/* A file that cannot be read (gone, replaced, not under --symfs) has no CFI:
+		 * libunwind would guess on through %rbp, which code built without frame
+		 * pointers holds anything in. perf stops there, and so does this. */
+		if (no_file(maps, ip))
+			break;
 		/* The frame a signal handler returns to was interrupted, not calling. */
 		exact = unw_is_signal_frame(&cur) > 0;
 		r = unw_step(&cur);

@@ -3,6 +3,7 @@
  * its sinks (the aggregation, and the pprof writer with --pprof) run once, the outputs printed. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cli.h"
@@ -42,6 +44,7 @@ struct cli {
 	bool stats, folded, force, quiet, header, header_only, verbose;
 	bool off_cpu, wall;
 	bool hide_unresolved;	/* -U */
+	const char *symfs, *kallsyms;
 	bool children_set, children;
 	bool graph_set;	/* -g given */
 	bool inverted;	/* -G */
@@ -180,6 +183,10 @@ static void usage(FILE *f)
 "      --percent-limit P  hide rows (and call-graph branches) under P percent\n"
 "  -U, --hide-unresolved  only samples whose own address a symbol holds (the others count\n"
 "                         nowhere), their chains without the frames no symbol holds, as perf\n"
+"      --symfs DIR        look for the recording's files under DIR (a copy of the recording\n"
+"                         machine's /usr, /lib...: DIR/usr/lib/libc.so.6), and only there\n"
+"      --kallsyms FILE    the kernel's symbols from FILE (a copy of the recording machine's\n"
+"                         /proc/kallsyms), whatever kernel made the recording\n"
 "      --time RANGES      only samples in these times, as perf: START,STOP in seconds (either\n"
 "                         may be empty; several separated by spaces), or shares of the\n"
 "                         recording: 10%%/2 (the second tenth), 0%%-10%%,30%%-40%%\n"
@@ -203,7 +210,7 @@ enum {
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
-	OPT_FIELDS,
+	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS,
 };
 
 static const struct option longopts[] = {
@@ -242,6 +249,8 @@ static const struct option longopts[] = {
 	{ "max-stack", required_argument, NULL, OPT_MAXSTACK },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 	{ "hide-unresolved", no_argument, NULL, OPT_HIDE_UNRESOLVED },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "until", required_argument, NULL, OPT_UNTIL },
@@ -343,6 +352,33 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_PPROF: c->pprof = optarg; break;
 	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
 	case OPT_HIDE_UNRESOLVED: c->hide_unresolved = true; break;
+	case OPT_SYMFS: {
+		struct stat st;
+		int e = stat(optarg, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+
+		if (e) {
+			err("invalid --symfs '%s': %s (give the directory that holds a copy of the recording machine's files)",
+			    optarg, strerror(e));
+			return EXIT_USAGE;
+		}
+		c->symfs = optarg;
+		break;
+	}
+	case OPT_KALLSYMS: {
+		int fd = open(optarg, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		char b;
+
+		if (fd < 0 || read(fd, &b, 1) != 1) {
+			err("invalid --kallsyms '%s': %s (give a copy of the recording machine's /proc/kallsyms)",
+			    optarg, fd < 0 ? strerror(errno) : "empty or unreadable");
+			if (fd >= 0)
+				close(fd);
+			return EXIT_USAGE;
+		}
+		close(fd);
+		c->kallsyms = optarg;
+		break;
+	}
 	case OPT_STATS: c->stats = true; break;
 	case OPT_HEADER: c->header = true; break;
 	case OPT_HEADER_ONLY: c->header_only = true; break;
@@ -559,6 +595,7 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 		.cgroups = c->cgroups, .nr_cgroups = c->nr_cgroups,
 		.prefetch_dwarf = wants_dwarf(&c->ro),
 		.hide_unresolved = c->hide_unresolved,
+		.symfs = c->symfs, .kallsyms = c->kallsyms,
 	};
 	struct report_session *s = report_session__new(&so);
 	int e;

@@ -719,7 +719,7 @@ static void prefetch_file(void *ctx, struct dso *d);
 static struct machine *machine_for(struct report_session *s, struct perf_reader *r)
 {
 	const struct perf_reader_info *in = perf_reader__info(r);
-	struct machine_opts mo = { .on_new_file = prefetch_file, .ctx = s };
+	struct machine_opts mo = { .on_new_file = prefetch_file, .ctx = s, .symfs = s->opts.symfs };
 	const uint8_t *kid = NULL;
 	size_t kid_len = 0;
 	struct machine *m;
@@ -733,6 +733,8 @@ static struct machine *machine_for(struct report_session *s, struct perf_reader 
 		mo.kallsyms = "/proc/kallsyms";
 		mo.running_vdso = true;
 	}
+	if (s->opts.kallsyms)
+		mo.kallsyms = s->opts.kallsyms;
 	m = machine__new(&mo);
 	for (size_t i = 0; m && i < in->nr_build_ids; i++)
 		if (machine__set_build_id(m, in->build_ids[i].path, in->build_ids[i].id,

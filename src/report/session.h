@@ -49,6 +49,12 @@ struct report_session_opts {
 	size_t nr_times;
 	/* Passed to the reader (see perf_reader_opts). */
 	size_t ordered_max_bytes;
+	/* perf's --symfs: the recording's files are looked for under this directory (see
+	 * elfcache_opts); NULL: where the recording names them. */
+	const char *symfs;
+	/* perf's --kallsyms: the kernel's symbols from this file, whatever kernel made the
+	 * recording; NULL: /proc/kallsyms when it did the running one, else none. */
+	const char *kallsyms;
 	/* Frames carry addresses only (unwinder__set_addresses_only): no symbol lookups. */
 	bool addresses_only;
 	/* perf's --hide-unresolved: a sample whose own ip no symbol holds is not delivered (it
