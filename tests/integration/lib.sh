@@ -241,6 +241,33 @@ wait_samples() {
 	done
 }
 
+# leaf_sources: lib.c, an exported function lib_leaf (a loop), and prog.c, whose main calls a
+# static loop main_spin that then calls lib_leaf: about half of the samples in each, for the tests
+# of symbols a program's files do or do not give.
+leaf_sources() {
+	cat > lib.c << 'SRC'
+__attribute__((noinline)) long lib_leaf(long n)
+{
+	long a = 0;
+	for (long i = 0; i < n; i++)
+		a += i ^ (a >> 3);
+	return a;
+}
+SRC
+	cat > prog.c << 'SRC'
+long lib_leaf(long n);
+static __attribute__((noinline)) long main_spin(long n)
+{
+	long a = 0;
+	for (long i = 0; i < n; i++)
+		a += i * 3 ^ (a >> 5);
+	return a + lib_leaf(n);
+}
+volatile long sink;
+int main(void) { sink = main_spin(300000000L); return 0; }
+SRC
+}
+
 # Waiting for a condition, never for a time: the machine may be busy.
 # wait_until WHAT CMD...: runs CMD every 20 ms until it succeeds. The bound of a minute is only
 # there to end a test whose condition never comes (run.sh's limit would, later).

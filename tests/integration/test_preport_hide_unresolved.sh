@@ -10,27 +10,7 @@
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
 command -v cc > /dev/null 2>&1 && command -v strip > /dev/null 2>&1 || skip "cc or strip is missing"
 
-cat > lib.c << 'SRC'
-__attribute__((noinline)) long lib_leaf(long n)
-{
-	long a = 0;
-	for (long i = 0; i < n; i++)
-		a += i ^ (a >> 3);
-	return a;
-}
-SRC
-cat > prog.c << 'SRC'
-long lib_leaf(long n);
-static __attribute__((noinline)) long main_spin(long n)
-{
-	long a = 0;
-	for (long i = 0; i < n; i++)
-		a += i * 3 ^ (a >> 5);
-	return a + lib_leaf(n);
-}
-volatile long sink;
-int main(void) { sink = main_spin(300000000L); return 0; }
-SRC
+leaf_sources
 cc -O1 -fPIC -shared -o libt.so lib.c || fail "cc lib.c failed"
 cc -O1 -pie -fPIE -o pie prog.c -L. -lt -Wl,-rpath,"$T" || fail "cc prog.c failed"
 strip pie

@@ -10,27 +10,7 @@
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
 command -v cc > /dev/null 2>&1 || skip "cc is missing"
 
-cat > lib.c << 'SRC'
-__attribute__((noinline)) long lib_leaf(long n)
-{
-	long a = 0;
-	for (long i = 0; i < n; i++)
-		a += i ^ (a >> 3);
-	return a;
-}
-SRC
-cat > prog.c << 'SRC'
-long lib_leaf(long n);
-static __attribute__((noinline)) long main_spin(long n)
-{
-	long a = 0;
-	for (long i = 0; i < n; i++)
-		a += i * 3 ^ (a >> 5);
-	return a + lib_leaf(n);
-}
-volatile long sink;
-int main(void) { sink = main_spin(200000000L); return 0; }
-SRC
+leaf_sources
 mkdir -p app home
 cc -O1 -g -fPIC -shared -o app/libt.so lib.c || fail "cc lib.c failed"
 cc -O1 -g -o app/prog prog.c -L app -lt -Wl,-rpath,"$T/app" || fail "cc prog.c failed"
