@@ -62,10 +62,20 @@ report_compare() {
 	echo "### $1: $nsamp samples ($rsecs s of mixed), $lost lost, $(mb "$(size_of "$_f")") MB"
 	echo
 	rm -f "$D/perf.runs" "$D/pr.runs" "$D/pr1.runs"
+	# The run right after perf's is slower: -j 2 took 0.30-0.31 s straight after perf report
+	# (2.5 GB, and its addr2line children) had exited, 0.25-0.28 s half a second or more later
+	# (precord's 282k-sample file, alternating). So perf's run is followed by a pause, and the
+	# two preport runs take turns at coming first.
 	for _r in $(seq "$REPORT_REPS"); do
 		timed perf perf report -i "$_f" --stdio
-		timed pr $PR -v -i "$_f"
-		timed pr1 $PR -v -j 1 -i "$_f"
+		sleep 1
+		if [ $((_r % 2)) -eq 1 ]; then
+			timed pr $PR -v -i "$_f"
+			timed pr1 $PR -v -j 1 -i "$_f"
+		else
+			timed pr1 $PR -v -j 1 -i "$_f"
+			timed pr $PR -v -i "$_f"
+		fi
 	done
 	medians perf
 	medians pr
