@@ -413,6 +413,43 @@ START_TEST(test_fields)
 }
 END_TEST
 
+/* --hierarchy: a level per key, each row the sum of those under it, the largest first. */
+START_TEST(test_hierarchy)
+{
+	struct report_opts o = { .hierarchy = true, .graph = REPORT_GRAPH_NONE,
+				 .show_nr_samples = true };
+	struct report_frame a[] = { F("libc.so.6", "memcpy") };
+	struct report_frame b[] = { F("w", "main") };
+	struct report_frame c[] = { F("w", "work") };
+	char *out = NULL;
+
+	ck_assert_int_eq(report__parse_sort("dso,sym", &o), 0);
+	struct report *r = report__new(&o);
+	ck_assert_ptr_nonnull(r);
+	add(r, "w", 1, 1, 0, 30, a, 1);
+	add(r, "w", 1, 1, 0, 20, b, 1);
+	add(r, "w", 1, 1, 0, 20, c, 1);
+	add(r, "w", 1, 1, 0, 20, c, 1);
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	/* the keys' dots as wide as their header: wider than any level's column and indent */
+	ck_assert_ptr_nonnull(strstr(out, "#    Overhead       Samples  Shared Object / Symbol\n"
+					 "# .........................  ......................\n"));
+	ck_assert_ptr_nonnull(strstr(out, "    66.67%             3     w            \n"
+					 "       44.44%             2     [.] work\n"
+					 "       22.22%             1     [.] main\n"
+					 "    33.33%             1     libc.so.6    \n"
+					 "       33.33%             1     [.] memcpy\n"));
+	free(out);
+	report__free(r);
+
+	/* no columns of -F with it */
+	ck_assert_int_eq(report__parse_fields("overhead,sym", &o, (char[8]){ 0 }, 8), 0);
+	errno = 0;
+	ck_assert_ptr_null(report__new(&o));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 static int print_row(const struct report_entry *e, void *ctx)
 {
 	char *buf = ctx;
@@ -1022,6 +1059,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_no_children);
 	tcase_add_test(tc, test_sort_keys);
 	tcase_add_test(tc, test_fields);
+	tcase_add_test(tc, test_hierarchy);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_percent_and_header);

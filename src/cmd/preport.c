@@ -146,6 +146,8 @@ static void usage(FILE *f)
 "      --no-inline        frames as they are, without inlined functions\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
+"      --hierarchy        a level per sort key, each row the sum of those under it, as perf's\n"
+"                         (self overhead; call graphs under the last level)\n"
 "  -F, --fields FIELDS    the table's columns in this order, as perf's: overhead,\n"
 "                         overhead_children, overhead_sys, overhead_us, sample, period and\n"
 "                         sort keys (-s's keys follow as columns); the rows ordered by -s's\n"
@@ -210,7 +212,7 @@ enum {
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
 	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
-	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS,
+	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS, OPT_HIERARCHY,
 };
 
 static const struct option longopts[] = {
@@ -223,6 +225,7 @@ static const struct option longopts[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "sort", required_argument, NULL, 's' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
+	{ "hierarchy", no_argument, NULL, OPT_HIERARCHY },
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "inverted", no_argument, NULL, 'G' },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
@@ -352,6 +355,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_PPROF: c->pprof = optarg; break;
 	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
 	case OPT_HIDE_UNRESOLVED: c->hide_unresolved = true; break;
+	case OPT_HIERARCHY: c->ro.hierarchy = true; break;
 	case OPT_SYMFS: {
 		struct stat st;
 		int e = stat(optarg, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
@@ -486,6 +490,10 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			err("-F/--fields lists no sort key to make rows of: add one (e.g. -F overhead,sym) or give -s");
 			return EXIT_USAGE;
 		}
+	}
+	if (c->ro.hierarchy && c->ro.nr_fields) {
+		err("--hierarchy takes its levels from -s and its columns from -n and --show-total-period: -F is not for it");
+		return EXIT_USAGE;
 	}
 	if (c->hide_unresolved && c->unwind_to) {
 		err("-U/--hide-unresolved hides samples from reports; --unwind-to copies every sample: use one, then the other on the copy");

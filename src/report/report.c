@@ -327,6 +327,8 @@ static int setup_fields(struct report *r)
 	struct report_field key = { .kind = REPORT_FIELD_KEY };
 	size_t given = o->nr_sort_keys;
 
+	if (o->hierarchy && o->nr_fields)
+		return -EINVAL; /* its columns are not a list */
 	for (size_t i = 0; i < o->nr_fields; i++)
 		if (o->fields[i].kind > REPORT_FIELD_KEY ||
 		    (o->fields[i].kind == REPORT_FIELD_KEY && o->fields[i].key > REPORT_SORT_SRCLINE))
@@ -361,9 +363,11 @@ static int setup_fields(struct report *r)
 	}
 	/* perf's defaults: Children, Self, -n's and --show-total-period's numbers, a "+" list's
 	 * fields, the keys; rows by Children, Self, the keys */
-	r->self_header = !o->no_children;
+	r->self_header = !o->no_children && !o->hierarchy;
 	if (!o->no_children)
 		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_CHILDREN };
+	if (o->hierarchy)
+		r->nr_cols = 0; /* (the keys are levels: hier_row) */
 	r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_OVERHEAD };
 	memcpy(r->sorts, r->cols, r->nr_cols * sizeof(r->cols[0]));
 	r->nr_sorts = r->nr_cols;
@@ -375,7 +379,8 @@ static int setup_fields(struct report *r)
 		add_field(r->cols, &r->nr_cols, o->fields[i]);
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		key.key = o->sort_keys[i];
-		add_field(r->cols, &r->nr_cols, key);
+		if (!o->hierarchy)
+			add_field(r->cols, &r->nr_cols, key);
 		add_field(r->sorts, &r->nr_sorts, key);
 	}
 	return 0;
@@ -404,10 +409,13 @@ struct report *report__new(const struct report_opts *opts)
 	for (size_t i = 0; i < o->nr_sort_keys; i++)
 		if (o->sort_keys[i] > REPORT_SORT_SRCLINE)
 			goto einval;
-	if (o->nr_fields > REPORT_MAX_FIELDS || setup_fields(r) < 0)
-		goto einval;
 	if (o->order == REPORT_ORDER_DEFAULT)
 		o->order = o->no_children ? REPORT_ORDER_CALLEE : REPORT_ORDER_CALLER;
+	/* perf's hierarchy has no Children (the graphs keep the order children would give) */
+	if (o->hierarchy)
+		o->no_children = true;
+	if (o->nr_fields > REPORT_MAX_FIELDS || setup_fields(r) < 0)
+		goto einval;
 	if (o->min_percent < 0)
 		o->min_percent = DEFAULT_MIN_PERCENT;
 	r->key_cpu = has_key(o, REPORT_SORT_CPU);

@@ -133,6 +133,9 @@ struct report_opts {
 	struct report_field fields[REPORT_MAX_FIELDS];
 	size_t nr_fields;
 	bool fields_append;
+	/* perf's --hierarchy: a level per sort key, each row the sum of those under it; the
+	 * columns are Overhead (self), -n's and --show-total-period's; no fields. */
+	bool hierarchy;
 
 	/* Filters. pid/tid/comm behave like perf's: a filtered sample still counts in the totals
 	 * (percentages stay absolute) but makes no row. cpu drops the sample entirely. */

@@ -255,6 +255,12 @@ static inline bool rep_elided(const struct report *r, enum report_sort_key k)
 }
 /* callgraph.c. Print e's call graph. Returns 0, -ENOMEM or -EIO. */
 int rep_print_graph(struct gctx *g, const struct entry *e);
+/* view.c. Sort key k's output order of two rows (ascending), and its collapse order, which
+ * tells rows apart (a symbol by its file and address, not its name). */
+int rep_key_sort(const struct report *r, enum report_sort_key k, const struct entry *a,
+		 const struct entry *b);
+int rep_key_collapse(const struct report *r, enum report_sort_key k, const struct entry *a,
+		     const struct entry *b);
 /* perf's flat (folded false) and folded call graphs under e's row. */
 int rep_print_chains(struct gctx *g, const struct entry *e, bool folded);
 

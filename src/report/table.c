@@ -296,14 +296,52 @@ static void num_cell(const struct view *v, const struct entry *e, enum report_fi
 	snprintf(cell, sz, o->field_sep ? "%-*s" : "%*s", o->field_sep && last ? 0 : 8, buf);
 }
 
+/* The cell of sort key k for row e; a symbol, cgroup, unit or srcline left unpadded when last
+ * (perf pads the others whatever their place). */
+static void key_cell(const struct report *r, const struct entry *e, enum report_sort_key k,
+		     const struct widths *w, bool last, char *cell, size_t sz)
+{
+	const struct frame *f = &r->frames[e->frame];
+	char buf[4096];
+
+	switch (k) {
+	case REPORT_SORT_COMM:
+		snprintf(cell, sz, "%-*s", (int)w->comm, rep_str(r, e->comm));
+		break;
+	case REPORT_SORT_DSO:
+		snprintf(cell, sz, "%-*s", (int)w->dso, f->dso != NONE ? r->strs[f->dso] : "[unknown]");
+		break;
+	case REPORT_SORT_SYM:
+		sym_cell(r, e, buf, sizeof(buf));
+		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->sym, buf);
+		break;
+	case REPORT_SORT_PID:
+		snprintf(cell, sz, "%7d:%-*s", e->tid, (int)w->pid - 8,
+			 rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
+		break;
+	case REPORT_SORT_CPU:
+		snprintf(cell, sz, "%*.*d", 3, 3, e->cpu);
+		break;
+	case REPORT_SORT_CGROUP:
+		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->cgroup, rep_str(r, e->cgroup));
+		break;
+	case REPORT_SORT_UNIT:
+		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->unit, rep_str(r, e->unit));
+		break;
+	case REPORT_SORT_SRCLINE:
+		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->srcline,
+			 e->key.srcline != NONE ? r->strs[e->key.srcline] : "??:0");
+		break;
+	}
+}
+
 static void print_row(const struct view *v, const struct entry *e, const struct widths *w,
 		      FILE *fp)
 {
 	const struct report *r = v->r;
 	const struct report_opts *o = &r->opts;
-	const struct frame *f = &r->frames[e->frame];
 	struct line l = { .fp = fp, .first = true, .limit = w->row_limit };
-	char buf[4096], cell[4200];
+	char cell[4200];
 
 	for (size_t i = 0; i < r->nr_cols; i++) {
 		struct report_field c = r->cols[i];
@@ -311,47 +349,213 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 
 		if (!col_shown(r, c))
 			continue;
-		if (c.kind != REPORT_FIELD_KEY) {
+		if (c.kind != REPORT_FIELD_KEY)
 			num_cell(v, e, c.kind, last, cell, sizeof(cell));
-			put_cell(o, &l, cell);
-			continue;
-		}
-		switch (c.key) {
-		case REPORT_SORT_COMM:
-			snprintf(cell, sizeof(cell), "%-*s", (int)w->comm, rep_str(r, e->comm));
-			break;
-		case REPORT_SORT_DSO:
-			snprintf(cell, sizeof(cell), "%-*s", (int)w->dso,
-				 f->dso != NONE ? r->strs[f->dso] : "[unknown]");
-			break;
-		case REPORT_SORT_SYM:
-			/* Only the symbol cell is left unpadded when it is the last column. */
-			sym_cell(r, e, buf, sizeof(buf));
-			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->sym, buf);
-			break;
-		case REPORT_SORT_PID:
-			snprintf(cell, sizeof(cell), "%7d:%-*s", e->tid, (int)w->pid - 8,
-				 rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
-			break;
-		case REPORT_SORT_CPU:
-			snprintf(cell, sizeof(cell), "%*.*d", 3, 3, e->cpu);
-			break;
-		case REPORT_SORT_CGROUP:
-			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->cgroup,
-				 rep_str(r, e->cgroup));
-			break;
-		case REPORT_SORT_UNIT:
-			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->unit,
-				 rep_str(r, e->unit));
-			break;
-		case REPORT_SORT_SRCLINE:
-			snprintf(cell, sizeof(cell), "%-*s", last ? 0 : (int)w->srcline,
-				 e->key.srcline != NONE ? r->strs[e->key.srcline] : "??:0");
-			break;
-		}
+		else
+			key_cell(r, e, c.key, w, last, cell, sizeof(cell));
 		put_cell(o, &l, cell);
 	}
 	fputc('\n', fp);
+}
+
+/* ---- --hierarchy ------------------------------------------------------------------------ */
+
+/* perf's --hierarchy (ui/stdio/hist.c, hierarchy): a level per shown sort key, each row the sum
+ * of the rows under it, indented by HIER_INDENT a level; the leaves carry the call graphs. */
+#define HIER_INDENT 3
+
+struct hier {
+	const struct view *v;
+	const struct widths *w;
+	struct gctx *g;
+	FILE *fp;
+	enum report_sort_key keys[REPORT_MAX_SORT_KEYS];
+	size_t nr_keys, level;  /* level: the comparators' */
+	int err;
+};
+
+struct hgroup {
+	uint32_t *idx;          /* its rows */
+	size_t n;
+	struct entry sum;       /* the first row, with the group's sums */
+};
+
+static void put_spaces(FILE *fp, size_t n)
+{
+	fprintf(fp, "%*s", (int)n, "");
+}
+
+static void put_dots(FILE *fp, size_t n)
+{
+	for (; n; n--)
+		fputc('.', fp);
+}
+
+/* A key's header without the spaces in front ("    Pid:Command"). */
+static const char *hier_key_header(const struct hier *h, size_t i, size_t *wd)
+{
+	const char *t = key_header(h->keys[i], h->w, wd);
+
+	while (*t == ' ')
+		t++;
+	return t;
+}
+
+/* The number columns' headers, then the keys', " / " between them; under them, dotted lines:
+ * one for the numbers (their columns, and the indent of the levels), one for the keys (as wide
+ * as their header, or as the widest key with its level's indent). */
+static void hier_headers(const struct hier *h, FILE *fp)
+{
+	const struct report *r = h->v->r;
+	const char *sep = r->opts.field_sep;
+	size_t indent = sep ? 0 : HIER_INDENT * (h->nr_keys - 1), numw = indent, keyw = 0, wd;
+
+	size_t text = 0;
+
+	for (size_t i = 0; i < h->nr_keys; i++) {
+		text += (i ? 3 : 0) + strlen(hier_key_header(h, i, &wd));
+		if (HIER_INDENT * i + wd > keyw)
+			keyw = HIER_INDENT * i + wd;
+	}
+	if (text > keyw)
+		keyw = text;
+	fputs("# ", fp);
+	put_spaces(fp, indent);
+	for (size_t i = 0; i < r->nr_cols; i++) {
+		const char *name = col_header(r, r->cols[i], h->w, &wd);
+
+		if (i)
+			fputs(sep ? sep : "  ", fp);
+		fprintf(fp, "%*s", (int)wd, name);
+		numw += wd + (i ? 2 : 0);
+	}
+	fputs(sep ? sep : "  ", fp);
+	for (size_t i = 0; i < h->nr_keys; i++)
+		fprintf(fp, "%s%s", i ? " / " : "", hier_key_header(h, i, &wd));
+	fputs("\n# ", fp);
+	if (sep) {
+		for (size_t i = 0; i < r->nr_cols; i++) {
+			col_header(r, r->cols[i], h->w, &wd);
+			fputs(i ? sep : "", fp);
+			put_dots(fp, wd);
+		}
+	} else {
+		put_dots(fp, numw);
+	}
+	fputs(sep ? sep : "  ", fp);
+	put_dots(fp, keyw);
+	fputs("\n#\n", fp);
+}
+
+static int hier_collapse(const void *pa, const void *pb, void *c)
+{
+	const struct hier *h = c;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int d = rep_key_collapse(h->v->r, h->keys[h->level], &h->v->entries[a], &h->v->entries[b]);
+
+	return d ? d : (a > b) - (a < b);
+}
+
+/* Groups in perf's order: the largest first, then by the level's key. */
+static int hgroup_cmp(const void *pa, const void *pb, void *c)
+{
+	const struct hier *h = c;
+	const struct hgroup *a = pa, *b = pb;
+	int d = rep_cmp_u64_desc(a->sum.self, b->sum.self);
+
+	if (!d)
+		d = rep_key_sort(h->v->r, h->keys[h->level], &a->sum, &b->sum);
+	return d ? d : (a->idx[0] > b->idx[0]) - (a->idx[0] < b->idx[0]);
+}
+
+static void hier_row(const struct hier *h, const struct entry *e, size_t level)
+{
+	const struct report *r = h->v->r;
+	const char *sep = r->opts.field_sep;
+	char cell[4200];
+	const char *t = cell;
+
+	if (!sep)
+		fputs("  ", h->fp);
+	put_spaces(h->fp, HIER_INDENT * level);
+	for (size_t i = 0; i < r->nr_cols; i++) {
+		num_cell(h->v, e, r->cols[i].kind, false, cell, sizeof(cell));
+		fprintf(h->fp, "%s%s", i ? (sep ? sep : "  ") : "", cell);
+	}
+	if (!sep)
+		put_spaces(h->fp, HIER_INDENT * (h->nr_keys - 1));
+	/* a key's cell as it is last in its line, without the padding in front */
+	key_cell(r, e, h->keys[level], h->w, true, cell, sizeof(cell));
+	while (*t == ' ')
+		t++;
+	fprintf(h->fp, "%s%s\n", sep ? sep : "  ", t);
+}
+
+/* The n rows of idx at one level: grouped by its key, each group's row, then what is under it
+ * (the next level, or at the last the row's call graph). */
+static int hier_level(struct hier *h, uint32_t *idx, size_t n, size_t level)
+{
+	const struct view *v = h->v;
+	const struct report_opts *o = &v->r->opts;
+	struct hgroup *gs = calloc(n ? n : 1, sizeof(*gs));
+	size_t ng = 0;
+
+	if (!gs)
+		return -ENOMEM;
+	h->level = level;
+	qsort_r(idx, n, sizeof(*idx), hier_collapse, h);
+	for (size_t i = 0; i < n; i++) {
+		const struct entry *e = &v->entries[idx[i]];
+
+		if (!ng || rep_key_collapse(v->r, h->keys[level], &gs[ng - 1].sum, e)) {
+			gs[ng] = (struct hgroup){ .idx = idx + i, .sum = *e };
+			gs[ng].sum.self = gs[ng].sum.self_sys = gs[ng].sum.nr_samples = 0;
+			ng++;
+		}
+		gs[ng - 1].n++;
+		gs[ng - 1].sum.self += e->self;
+		gs[ng - 1].sum.self_sys += e->self_sys;
+		gs[ng - 1].sum.nr_samples += e->nr_samples;
+	}
+	h->level = level;
+	qsort_r(gs, ng, sizeof(*gs), hgroup_cmp, h);
+	for (size_t i = 0; !h->err && i < ng; i++) {
+		const struct entry *e = &v->entries[gs[i].idx[0]];
+
+		if (o->percent_limit > 0 && rep_pct(gs[i].sum.self, v->total) < o->percent_limit)
+			continue;
+		hier_row(h, &gs[i].sum, level);
+		if (level + 1 < h->nr_keys)
+			h->err = hier_level(h, gs[i].idx, gs[i].n, level + 1);
+		else if (o->graph == REPORT_GRAPH_GRAPH || o->graph == REPORT_GRAPH_FRACTAL)
+			h->err = rep_print_graph(h->g, e);
+		else if (o->graph != REPORT_GRAPH_NONE)
+			h->err = rep_print_chains(h->g, e, o->graph == REPORT_GRAPH_FOLDED);
+	}
+	free(gs);
+	return h->err;
+}
+
+static int print_hierarchy(const struct view *v, const struct widths *w, struct gctx *g,
+			   FILE *fp)
+{
+	const struct report *r = v->r;
+	struct hier h = { .v = v, .w = w, .g = g, .fp = fp };
+	_cleanup_free_ uint32_t *idx = malloc((v->nr_entries ? v->nr_entries : 1) * sizeof(*idx));
+	size_t n = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	/* every key a level, one filtered down to a single value too; the graphs' shares of the
+	 * rows' total, --percentage relative's too (perf 6.1) */
+	for (size_t i = 0; i < r->opts.nr_sort_keys; i++)
+		h.keys[h.nr_keys++] = r->opts.sort_keys[i];
+	g->total = v->total;
+	for (size_t i = 0; i < v->nr_entries; i++)
+		if (!v->entries[v->order[i]].filtered)
+			idx[n++] = v->order[i];
+	hier_headers(&h, fp);
+	return hier_level(&h, idx, n, 0);
 }
 
 /* perf's --percent-limit: the row's Children share with children, else its Self share. */
@@ -401,7 +605,6 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 
 	compute_widths(&v, &w);
 	w.row_limit = row_limit(r, &w);
-	print_headers(r, &w, fp);
 
 	/* The call graphs' shares stay of every sample's period; their threshold is of the
 	 * rows' total (perf 6.1's hist_entry__fprintf and hists__output_resort). */
@@ -409,7 +612,11 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 			  .fractal = o->graph == REPORT_GRAPH_FRACTAL, .min_percent = o->min_percent };
 	/* perf truncates the threshold to a whole period count. */
 	g.min_hit = (uint64_t)((double)v.total * (o->min_percent / 100.0));
-	for (size_t i = 0; !err && i < v.nr_entries; i++) {
+	if (o->hierarchy)
+		err = print_hierarchy(&v, &w, &g, fp);
+	else
+		print_headers(r, &w, fp);
+	for (size_t i = 0; !o->hierarchy && !err && i < v.nr_entries; i++) {
 		const struct entry *e = &v.entries[v.order[i]];
 		if (e->filtered || under_limit(&v, e))
 			continue;

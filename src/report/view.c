@@ -227,9 +227,8 @@ int rep_cmp_u64_desc(uint64_t a, uint64_t b)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-/* Sort key k's comparison of two rows, ascending. */
-static int key_sort(const struct report *r, enum report_sort_key k, const struct entry *a,
-		    const struct entry *b)
+int rep_key_sort(const struct report *r, enum report_sort_key k, const struct entry *a,
+		 const struct entry *b)
 {
 	const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
 	int d = 0;
@@ -309,7 +308,7 @@ static int entry_sort(const struct view *v, uint32_t ia, uint32_t ib)
 			break;
 		case REPORT_FIELD_KEY:
 			if (!rep_elided(r, r->sorts[i].key))
-				d = key_sort(r, r->sorts[i].key, a, b);
+				d = rep_key_sort(r, r->sorts[i].key, a, b);
 			break;
 		}
 	}
@@ -321,34 +320,36 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return (a > b) - (a < b);
 }
 
-/* perf's collapse order (hist_entry__collapse), a total order on the keys: comm, dso
- * ascending (none last), sym by dso then start address (unresolved: by address, after the
- * resolved ones), thread and cpu ascending. */
+int rep_key_collapse(const struct report *r, enum report_sort_key k, const struct entry *a,
+		     const struct entry *b)
+{
+	const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
+	int d;
+
+	if (k != REPORT_SORT_SYM)
+		return rep_key_sort(r, k, a, b); /* the same as the output's */
+	if (fa->sym == NONE && fb->sym == NONE)
+		return cmp_u64(a->addr, b->addr);
+	if (fa->sym == NONE || fb->sym == NONE)
+		return fa->sym == NONE ? 1 : -1;
+	d = cmp_str_null_last(rep_str(r, fa->dso), rep_str(r, fb->dso));
+	if (!d)
+		d = cmp_u64(fa->sym_start ? fa->sym_start : fa->ip,
+			    fb->sym_start ? fb->sym_start : fb->ip);
+	return d ? d : strcmp(r->strs[fa->sym], r->strs[fb->sym]);
+}
+
+/* perf's collapse order (hist_entry__collapse), a total order on the keys (rep_key_collapse),
+ * then creation. */
 static int entry_collapse_cmp(const void *pa, const void *pb, void *c)
 {
 	const struct view *v = c;
 	const struct report *r = v->r;
 	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
-	const struct entry *a = &v->entries[ia], *b = &v->entries[ib];
-	const struct frame *fa = &r->frames[a->frame], *fb = &r->frames[b->frame];
 	int d = 0;
 
-	for (size_t i = 0; i < r->opts.nr_sort_keys && !d; i++) {
-		if (r->opts.sort_keys[i] != REPORT_SORT_SYM) {
-			d = key_sort(r, r->opts.sort_keys[i], a, b); /* the same as the output's */
-		} else if (fa->sym == NONE && fb->sym == NONE) {
-			d = cmp_u64(a->addr, b->addr);
-		} else if (fa->sym == NONE || fb->sym == NONE) {
-			d = fa->sym == NONE ? 1 : -1;
-		} else {
-			d = cmp_str_null_last(rep_str(r, fa->dso), rep_str(r, fb->dso));
-			if (!d)
-				d = cmp_u64(fa->sym_start ? fa->sym_start : fa->ip,
-					    fb->sym_start ? fb->sym_start : fb->ip);
-			if (!d)
-				d = strcmp(r->strs[fa->sym], r->strs[fb->sym]);
-		}
-	}
+	for (size_t i = 0; i < r->opts.nr_sort_keys && !d; i++)
+		d = rep_key_collapse(r, r->opts.sort_keys[i], &v->entries[ia], &v->entries[ib]);
 	return d ? d : (ia > ib) - (ia < ib);
 }
 
