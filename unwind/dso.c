@@ -2,6 +2,7 @@
  * file (through the machine's cache) and the symbols are opened on first use, from any worker:
  * a per-dso lock and a release store of elf_done publish them once (the kernel's kallsyms the
  * same way, under the machine's lock); the fast path is one acquire load. */
+#include <errno.h>
 #include <elf.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -88,16 +89,23 @@ static struct elf_file *running_vdso(void)
 	return elf_file__from_memory("[vdso]", base, eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize);
 }
 
+int dso__elf_error(struct dso *d)
+{
+	return dso__elf(d) ? 0 : d->elf_err;
+}
+
 struct elf_file *dso__elf(struct dso *d)
 {
 	if (atomic_load_explicit(&d->elf_done, memory_order_acquire))
 		return d->elf;
 	pthread_mutex_lock(&d->lock);
 	if (!atomic_load_explicit(&d->elf_done, memory_order_relaxed)) {
-		if (d->kind == DSO_FILE)
+		if (d->kind == DSO_FILE) {
 			d->elf = elfcache__get(d->machine->cache, d->name,
 					       d->build_id_len ? d->build_id : NULL,
 					       d->build_id_len);
+			d->elf_err = d->elf ? 0 : errno;
+		}
 		else if (d->kind == DSO_VDSO && d->machine->running_vdso)
 			d->elf = running_vdso();
 		atomic_store_explicit(&d->elf_done, true, memory_order_release);

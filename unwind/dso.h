@@ -36,6 +36,9 @@ uint32_t dso__seq(const struct dso *d);
  * build id when known). Thread safe. NULL when there is none or it cannot be used. Borrowed:
  * valid until machine__free. */
 struct elf_file *dso__elf(struct dso *d);
+/* Why dso__elf(d) is NULL: elfcache__get's errno (ESTALE: the file there now is another
+ * build), 0 when it is not or when d has no file. */
+int dso__elf_error(struct dso *d);
 
 /* perf's map_ip of dso address addr (a file's ELF vaddr, as unwind_frame.addr has it): the file
  * offset, ip - map start + pgoff, which perf shows for an unresolved user address. addr itself

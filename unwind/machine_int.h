@@ -26,6 +26,7 @@ struct dso {
 	pthread_mutex_t lock;
 	atomic_bool elf_done;	/* release after elf is set; pairs with the acquire in dso__elf */
 	struct elf_file *elf;
+	int elf_err;	/* why elf is NULL (errno), set with it */
 	uint32_t seq;	/* 1 + how many dsos the machine made before this one */
 	bool announced;	/* given to on_new_file (by the thread applying records) */
 };

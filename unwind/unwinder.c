@@ -184,12 +184,18 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
-/* Whether ip lies in a map of a file that cannot be opened. */
+/* Whether ip lies in a map of a file that cannot be read: gone, not under --symfs. (One that
+ * another build has replaced since is not: libunwind's guess through %rbp then goes on, as
+ * perf goes on with the unwind tables of the file there now.) */
 static bool no_file(const struct map_snapshot *maps, uint64_t ip)
 {
 	const struct map *mp = map_snapshot__find(maps, ip);
+	int err;
 
-	return mp && dso__kind(mp->dso) == DSO_FILE && !dso__elf(mp->dso);
+	if (!mp || dso__kind(mp->dso) != DSO_FILE)
+		return false;
+	err = dso__elf_error(mp->dso);
+	return err && err != ESTALE;
 }
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -449,9 +455,9 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 			break;
 		resolve(u, maps, ip, exact, &frames[n]);
 		frames[n++].unwound = true;
-		/* A file that cannot be read (gone, replaced, not under --symfs) has no CFI:
-		 * libunwind would guess on through %rbp, which code built without frame
-		 * pointers holds anything in. perf stops there, and so does this. */
+		/* A file that cannot be read (gone, not under --symfs) has no CFI: libunwind
+		 * would guess on through %rbp, which code built without frame pointers holds
+		 * anything in. perf stops there, and so does this. */
 		if (no_file(maps, ip))
 			break;
 		/* The frame a signal handler returns to was interrupted, not calling. */

@@ -410,8 +410,18 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 		/* no call graph recorded: no graph to print */
 		if (a && !(a->attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER))) {
 			o.graph = REPORT_GRAPH_NONE;
-			if (!children_set)
+			if (!children_set) {
+				/* and a "+" list's Children column goes too (perf's
+				 * perf_hpp__cancel_cumulate; a list of its own keeps it, N/A) */
+				size_t n = 0;
+
 				o.no_children = true;
+				for (size_t k = 0; k < o.nr_fields; k++)
+					if (!o.fields_append ||
+					    o.fields[k].kind != REPORT_FIELD_CHILDREN)
+						o.fields[n++] = o.fields[k];
+				o.nr_fields = n;
+			}
 		}
 		rs->reports[i] = report__new(&o);
 		if (!rs->reports[i])

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <linux/perf_event.h>
 
 #include "lib/cleanup.h"
@@ -11,7 +12,8 @@
 
 /* ---- option parsing ------------------------------------------------------------------------ */
 
-/* A sort key by perf's name (and preport's: tid, unit); -1 for another word. */
+/* A sort key by perf's name (and preport's: tid, unit), in any case as perf takes it; -1 for
+ * another word. */
 static int key_by_name(const char *t)
 {
 	static const struct {
@@ -26,7 +28,7 @@ static int key_by_name(const char *t)
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(t, keys[i].name))
+		if (!strcasecmp(t, keys[i].name))
 			return (int)keys[i].key;
 	return -1;
 }
@@ -83,7 +85,7 @@ int report__parse_fields(const char *list, struct report_opts *opts, char *bad, 
 		if (k >= 0)
 			x.key = (enum report_sort_key)k;
 		for (size_t i = 0; k < 0 && i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(t, names[i])) {
+			if (!strcasecmp(t, names[i])) {
 				x.kind = (enum report_field_kind)i;
 				k = 0;
 			}

@@ -288,9 +288,10 @@ static void num_cell(const struct view *v, const struct entry *e, enum report_fi
 		}
 		return;
 	}
-	if (k == REPORT_FIELD_CHILDREN && o->no_children) /* perf's, for no children */
-		snprintf(buf, sizeof(buf), o->field_sep ? " N/A" : "N/A");
-	else
+	if (k == REPORT_FIELD_CHILDREN && o->no_children) { /* perf's " %*s", -t or not */
+		snprintf(cell, sz, " %7s", "N/A");
+		return;
+	}
 		snprintf(buf, sizeof(buf), o->field_sep ? " %.2f%%" : " %6.2f%%",
 			 rep_pct(x, v->total));
 	snprintf(cell, sz, o->field_sep ? "%-*s" : "%*s", o->field_sep && last ? 0 : 8, buf);

@@ -45,6 +45,13 @@ table g.data -s sym -F +sample --no-children -g none
 table g.data -F overhead,sym,sym --no-children -g none
 table g.data -F sym,overhead_children,overhead -t '|' --no-inline -g none
 table g.data -F overhead,comm,sample -t , --no-children -g none
+# Children without children: N/A, with -t too; a "+" list's goes with the call chains (a
+# recording without them), a list of its own keeps it; names in any case
+table g.data -F overhead_children,sym --no-children -t , --no-inline -g none
+table g.data -F sym,overhead_children --no-children -g none
+table k.data -F +overhead_children
+table k.data -F overhead_children,overhead,sym
+table g.data -F Overhead,SYM -s DSO --no-children -g none
 # with filters (a single comm hides its column) and --percent-limit
 table g.data -F overhead,pid,sym --comm mixed --no-children -g none
 table g.data -F overhead,sym --percent-limit 5 --no-inline -g none

@@ -4,7 +4,8 @@
 # its library are recorded (by perf and by precord) from a directory that then moves under the
 # symfs root; the build-id cache is out of the way (HOME), so without --symfs their samples are
 # addresses and their chains stop at the first frame no file explains (perf's, not a guess
-# through %rbp), and with it the names and call graphs are perf's, text for text.
+# through %rbp), and with it the names and call graphs are perf's, text for text. A library
+# replaced by another build is not a file gone: chains through it go on, as perf's.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -46,6 +47,20 @@ for f in perf.data precord.data; do
 	grep -q 'main_spin' pre.t && grep -q 'lib_leaf' pre.t || fail "$f: --symfs found no name"
 	echo "ok: $f: without the files, addresses and the sampled address alone; with --symfs, perf's names and graphs"
 done
+
+# A library another build has replaced since (its build id differs): the chains through it go
+# on, as perf's do (only a file that cannot be read at all stops them).
+mkdir app
+cp "root$T/app/prog" app/
+(echo 'int pad(int x) { return x * 3 + 1; }'; cat lib.c) > lib2.c
+cc -O1 -g -fPIC -shared -o app/libt.so lib2.c || fail "cc lib2.c failed"
+for f in perf.data precord.data; do
+	user_rows $f --no-children -g caller
+	grep -qE '^ +[0-9.]+% +prog +libt\.so +\[\.\] 0x' pre.t || fail "$f: the replaced library's rows have names"
+	awk '/libt\.so/ { r = 1; next } r && /---/ { print; exit }' pre.t | grep -q -- '---_start' ||
+		fail "$f: the chain of the replaced library's row stops short of _start"
+done
+echo "ok: a replaced library: its rows are addresses, their chains go on to _start, as perf's"
 
 # --kallsyms: the kernel's names from the file given (here a copy with every function renamed)
 sed 's/^\([0-9a-f]* [tTwW] \)/\1k_/' /proc/kallsyms > renamed.kallsyms
