@@ -184,17 +184,25 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
-/* Whether ip lies in a map of a file that cannot be read: gone, not under --symfs. (One that
- * another build has replaced since is not: libunwind's guess through %rbp then goes on, as
- * perf goes on with the unwind tables of the file there now.) */
-static bool no_file(const struct map_snapshot *maps, uint64_t ip)
+/* Whether a frame's dso (resolve's: NULL outside any map) is a file that cannot be read:
+ * gone, not under --symfs. (One that another build has replaced since is not: libunwind's
+ * guess through %rbp then goes on, as perf goes on with the unwind tables of the file there
+ * now.) */
+/* The dso of the map holding ip (frames of addresses only carry none), or NULL. */
+static struct dso *map_dso(const struct map_snapshot *maps, uint64_t ip)
 {
 	const struct map *mp = map_snapshot__find(maps, ip);
+
+	return mp ? mp->dso : NULL;
+}
+
+static bool no_file(struct dso *d)
+{
 	int err;
 
-	if (!mp || dso__kind(mp->dso) != DSO_FILE)
+	if (!d || dso__kind(d) != DSO_FILE)
 		return false;
-	err = dso__elf_error(mp->dso);
+	err = dso__elf_error(d);
 	return err && err != ESTALE;
 }
 
@@ -458,7 +466,9 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 		/* A file that cannot be read (gone, not under --symfs) has no CFI: libunwind
 		 * would guess on through %rbp, which code built without frame pointers holds
 		 * anything in. perf stops there, and so does this. */
-		if (no_file(maps, ip))
+		if (!frames[n - 1].sym && /* (a file that cannot be read gives none) */
+		    no_file(frames[n - 1].dso ? frames[n - 1].dso : u->addresses_only ?
+							  map_dso(maps, ip) : NULL))
 			break;
 		/* The frame a signal handler returns to was interrupted, not calling. */
 		exact = unw_is_signal_frame(&cur) > 0;
