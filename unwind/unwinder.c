@@ -184,23 +184,14 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
-/* Whether a frame's dso (resolve's: NULL outside any map) is a file that cannot be read:
- * gone, not under --symfs. (One that another build has replaced since is not: libunwind's
- * guess through %rbp then goes on, as perf goes on with the unwind tables of the file there
- * now.) */
-/* The dso of the map holding ip (frames of addresses only carry none), or NULL. */
-static struct dso *map_dso(const struct map_snapshot *maps, uint64_t ip)
-{
-	const struct map *mp = map_snapshot__find(maps, ip);
-
-	return mp ? mp->dso : NULL;
-}
-
+/* Whether d is a file that cannot be read: gone, not under --symfs. (One that another build
+ * has replaced since is not: libunwind's guess through %rbp then goes on, as perf goes on with
+ * the unwind tables of the file there now.) */
 static bool no_file(struct dso *d)
 {
 	int err;
 
-	if (!d || dso__kind(d) != DSO_FILE)
+	if (dso__kind(d) != DSO_FILE)
 		return false;
 	err = dso__elf_error(d);
 	return err && err != ESTALE;
@@ -216,8 +207,11 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct elf_file *f;
 	uint64_t bias;
 
+	/* No call frame information for ip: libunwind then guesses through %rbp (-UNW_ENOINFO),
+	 * but not in a file that cannot be read, where code built without frame pointers holds
+	 * anything in %rbp: perf's chain stops there, and so does this one (another error). */
 	if (!mp || !(f = dso__elf(mp->dso)) || elf_file__eh_frame_hdr(f, &eh) < 0)
-		return -UNW_ENOINFO;
+		return mp && no_file(mp->dso) ? -UNW_EINVAL : -UNW_ENOINFO;
 	elf_file__bias(f, mp->start, mp->pgoff, &bias);
 	c->last_elf = f;
 	c->last_bias = bias;
@@ -463,13 +457,6 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 			break;
 		resolve(u, maps, ip, exact, &frames[n]);
 		frames[n++].unwound = true;
-		/* A file that cannot be read (gone, not under --symfs) has no CFI: libunwind
-		 * would guess on through %rbp, which code built without frame pointers holds
-		 * anything in. perf stops there, and so does this. */
-		if (!frames[n - 1].sym && /* (a file that cannot be read gives none) */
-		    no_file(frames[n - 1].dso ? frames[n - 1].dso : u->addresses_only ?
-							  map_dso(maps, ip) : NULL))
-			break;
 		/* The frame a signal handler returns to was interrupted, not calling. */
 		exact = unw_is_signal_frame(&cur) > 0;
 		r = unw_step(&cur);
