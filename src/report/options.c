@@ -94,7 +94,7 @@ int report__parse_fields(const char *list, struct report_opts *opts, char *bad, 
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < n; i++)
-			dup |= f[i].kind == x.kind && (x.kind != REPORT_FIELD_KEY || f[i].key == x.key);
+			dup |= rep_field_eq(f[i], x);
 		if (!dup)
 			f[n++] = x; /* at most one of each: never more than REPORT_MAX_FIELDS */
 	}

@@ -303,18 +303,13 @@ static bool has_key(const struct report_opts *o, enum report_sort_key k)
 	return false;
 }
 
-static bool has_field(const struct report_field *l, size_t n, struct report_field f)
-{
-	for (size_t i = 0; i < n; i++)
-		if (l[i].kind == f.kind && (f.kind != REPORT_FIELD_KEY || l[i].key == f.key))
-			return true;
-	return false;
-}
-
+/* f at the end of the list l of *n, unless it holds it already. */
 static void add_field(struct report_field *l, size_t *n, struct report_field f)
 {
-	if (!has_field(l, *n, f))
-		l[(*n)++] = f;
+	for (size_t i = 0; i < *n; i++)
+		if (rep_field_eq(l[i], f))
+			return;
+	l[(*n)++] = f;
 }
 
 /* The sort keys (-s's, else perf's default comm,dso,sym but with an -F list of its own: its
@@ -362,12 +357,11 @@ static int setup_fields(struct report *r)
 		return 0;
 	}
 	/* perf's defaults: Children, Self, -n's and --show-total-period's numbers, a "+" list's
-	 * fields, the keys; rows by Children, Self, the keys */
-	r->self_header = !o->no_children && !o->hierarchy;
+	 * fields, the keys (not with --hierarchy, whose levels they are; it has no children);
+	 * rows by Children, Self, the keys */
+	r->self_header = !o->no_children;
 	if (!o->no_children)
 		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_CHILDREN };
-	if (o->hierarchy)
-		r->nr_cols = 0; /* (the keys are levels: hier_row) */
 	r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_OVERHEAD };
 	memcpy(r->sorts, r->cols, r->nr_cols * sizeof(r->cols[0]));
 	r->nr_sorts = r->nr_cols;

@@ -249,6 +249,12 @@ const char *rep_single_value(const struct report_opts *o, enum report_sort_key k
 uint32_t rep_elided_keys(const struct report_opts *o);
 /* Whether sort key k's column is hidden. It takes no part in the rows' order either (perf's
  * perf_hpp__should_skip). */
+/* Whether a and b are the same column: the same kind, and the same key for a key's. */
+static inline bool rep_field_eq(struct report_field a, struct report_field b)
+{
+	return a.kind == b.kind && (a.kind != REPORT_FIELD_KEY || a.key == b.key);
+}
+
 static inline bool rep_elided(const struct report *r, enum report_sort_key k)
 {
 	return r->elided >> k & 1;

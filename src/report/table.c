@@ -292,8 +292,7 @@ static void num_cell(const struct view *v, const struct entry *e, enum report_fi
 		snprintf(cell, sz, " %7s", "N/A");
 		return;
 	}
-		snprintf(buf, sizeof(buf), o->field_sep ? " %.2f%%" : " %6.2f%%",
-			 rep_pct(x, v->total));
+	snprintf(buf, sizeof(buf), o->field_sep ? " %.2f%%" : " %6.2f%%", rep_pct(x, v->total));
 	snprintf(cell, sz, o->field_sep ? "%-*s" : "%*s", o->field_sep && last ? 0 : 8, buf);
 }
 
@@ -359,6 +358,17 @@ static void print_row(const struct view *v, const struct entry *e, const struct 
 	fputc('\n', fp);
 }
 
+/* The call graph under e's row, as -g asks: perf's graph or fractal tree, its flat or folded
+ * chains, or none. */
+static int print_graph(struct gctx *g, const struct entry *e)
+{
+	enum report_graph m = g->v->r->opts.graph;
+
+	if (m == REPORT_GRAPH_GRAPH || m == REPORT_GRAPH_FRACTAL)
+		return rep_print_graph(g, e);
+	return m == REPORT_GRAPH_NONE ? 0 : rep_print_chains(g, e, m == REPORT_GRAPH_FOLDED);
+}
+
 /* ---- --hierarchy ------------------------------------------------------------------------ */
 
 /* perf's --hierarchy (ui/stdio/hist.c, hierarchy): a level per shown sort key, each row the sum
@@ -381,6 +391,13 @@ struct hgroup {
 	struct entry sum;       /* the first row, with the group's sums */
 };
 
+static const char *skip_spaces(const char *t)
+{
+	while (*t == ' ')
+		t++;
+	return t;
+}
+
 static void put_spaces(FILE *fp, size_t n)
 {
 	fprintf(fp, "%*s", (int)n, "");
@@ -395,11 +412,7 @@ static void put_dots(FILE *fp, size_t n)
 /* A key's header without the spaces in front ("    Pid:Command"). */
 static const char *hier_key_header(const struct hier *h, size_t i, size_t *wd)
 {
-	const char *t = key_header(h->keys[i], h->w, wd);
-
-	while (*t == ' ')
-		t++;
-	return t;
+	return skip_spaces(key_header(h->keys[i], h->w, wd));
 }
 
 /* The number columns' headers, then the keys', " / " between them; under them, dotted lines:
@@ -410,7 +423,6 @@ static void hier_headers(const struct hier *h, FILE *fp)
 	const struct report *r = h->v->r;
 	const char *sep = r->opts.field_sep;
 	size_t indent = sep ? 0 : HIER_INDENT * (h->nr_keys - 1), numw = indent, keyw = 0, wd;
-
 	size_t text = 0;
 
 	for (size_t i = 0; i < h->nr_keys; i++) {
@@ -474,7 +486,6 @@ static void hier_row(const struct hier *h, const struct entry *e, size_t level)
 	const struct report *r = h->v->r;
 	const char *sep = r->opts.field_sep;
 	char cell[4200];
-	const char *t = cell;
 
 	if (!sep)
 		fputs("  ", h->fp);
@@ -487,9 +498,7 @@ static void hier_row(const struct hier *h, const struct entry *e, size_t level)
 		put_spaces(h->fp, HIER_INDENT * (h->nr_keys - 1));
 	/* a key's cell as it is last in its line, without the padding in front */
 	key_cell(r, e, h->keys[level], h->w, true, cell, sizeof(cell));
-	while (*t == ' ')
-		t++;
-	fprintf(h->fp, "%s%s\n", sep ? sep : "  ", t);
+	fprintf(h->fp, "%s%s\n", sep ? sep : "  ", skip_spaces(cell));
 }
 
 /* The n rows of idx at one level: grouped by its key, each group's row, then what is under it
@@ -518,20 +527,13 @@ static int hier_level(struct hier *h, uint32_t *idx, size_t n, size_t level)
 		gs[ng - 1].sum.self_sys += e->self_sys;
 		gs[ng - 1].sum.nr_samples += e->nr_samples;
 	}
-	h->level = level;
 	qsort_r(gs, ng, sizeof(*gs), hgroup_cmp, h);
 	for (size_t i = 0; !h->err && i < ng; i++) {
-		const struct entry *e = &v->entries[gs[i].idx[0]];
-
 		if (o->percent_limit > 0 && rep_pct(gs[i].sum.self, v->total) < o->percent_limit)
 			continue;
 		hier_row(h, &gs[i].sum, level);
-		if (level + 1 < h->nr_keys)
-			h->err = hier_level(h, gs[i].idx, gs[i].n, level + 1);
-		else if (o->graph == REPORT_GRAPH_GRAPH || o->graph == REPORT_GRAPH_FRACTAL)
-			h->err = rep_print_graph(h->g, e);
-		else if (o->graph != REPORT_GRAPH_NONE)
-			h->err = rep_print_chains(h->g, e, o->graph == REPORT_GRAPH_FOLDED);
+		h->err = level + 1 < h->nr_keys ? hier_level(h, gs[i].idx, gs[i].n, level + 1) :
+						  print_graph(h->g, &v->entries[gs[i].idx[0]]);
 	}
 	free(gs);
 	return h->err;
@@ -622,10 +624,7 @@ int report__fprintf(struct report *r, FILE *fp, const char *event_name)
 		if (e->filtered || under_limit(&v, e))
 			continue;
 		print_row(&v, e, &w, fp);
-		if (o->graph == REPORT_GRAPH_GRAPH || g.fractal)
-			err = rep_print_graph(&g, e);
-		else if (graph)
-			err = rep_print_chains(&g, e, o->graph == REPORT_GRAPH_FOLDED);
+		err = print_graph(&g, e);
 	}
 	free(g.mask);
 	if (!err) {
