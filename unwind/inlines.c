@@ -483,6 +483,7 @@ static int add_frame(struct dwarf_inlines *d, const char *raw, const char *file,
 		return -ENOMEM;
 	d->frames[d->nr_frames++] = (struct inline_frame){
 		.name = name,
+		.raw = raw ? raw : name,
 		.file = file,
 		.line = line,
 		.inlined = !sym || strcmp(name, symbol__name(sym)) != 0,

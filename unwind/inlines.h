@@ -19,6 +19,7 @@ struct symbol;
 /* One record of addr2line's answer. Strings live as long as the dwarf_inlines. */
 struct inline_frame {
 	const char *name;	/* as perf names it: demangled, no parameters */
+	const char *raw;	/* as the DWARF spells it (a linkage name stays mangled) */
 	const char *file;	/* source file (full path as DWARF gives it); NULL: unknown */
 	uint32_t line;		/* 0: unknown */
 	bool inlined;		/* name is not the symbol's: perf's "NAME (inlined)" */

@@ -144,6 +144,8 @@ static void usage(FILE *f)
 "                         character in a cell becomes '.')\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
+"      --no-demangle      symbols named as their files spell them (C++ names mangled, ELF\n"
+"                         versions kept); --demangle is the default\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
 "      --hierarchy        a level per sort key, each row the sum of those under it, as perf's\n"
@@ -210,7 +212,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
+	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
 	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS, OPT_HIERARCHY,
 };
@@ -223,6 +225,8 @@ static const struct option longopts[] = {
 	{ "show-nr-samples", no_argument, NULL, 'n' },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "demangle", no_argument, NULL, OPT_DEMANGLE },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "sort", required_argument, NULL, 's' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "hierarchy", no_argument, NULL, OPT_HIERARCHY },
@@ -323,6 +327,8 @@ static int parse_opt(struct cli *c, int opt)
 		break;
 	case OPT_INLINE: c->ro.no_inline = false; break;
 	case OPT_NO_INLINE: c->ro.no_inline = true; break;
+	case OPT_DEMANGLE: c->ro.no_demangle = false; break;
+	case OPT_NO_DEMANGLE: c->ro.no_demangle = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
 			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline", optarg);
@@ -847,7 +853,7 @@ static int do_report(const struct cli *c, struct report_session *s, double t0)
 		return errno == ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 	}
 	if (c->pprof && (pw = pprof_writer__new(s)))
-		pprof_writer__set_inline(pw, !c->ro.no_inline);
+		pprof_writer__set_frames(pw, !c->ro.no_inline, !c->ro.no_demangle);
 	if (c->pprof && !pw) {
 		err("out of memory");
 		report_set__free(rs);

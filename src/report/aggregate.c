@@ -37,10 +37,17 @@ struct chain_memo {
 	struct report_chain chain;
 };
 
+enum report_inline {
+	REPORT_INLINE_NONE,       /* --no-inline */
+	REPORT_INLINE_LEAF_FIRST, /* perf resolving a callee-ordered chain */
+	REPORT_INLINE_ROOT_FIRST, /* a caller-ordered one (-g caller, --children by default) */
+};
+
 struct report_set {
 	struct report **reports;
 	size_t nr;
 	enum report_inline inlines;
+	bool mangled;           /* --no-demangle: symbols named as their files spell them */
 	bool srclines;          /* a report sorts by srcline */
 	struct report_frame frames[MAX_FRAMES];
 	struct srcbuf sb;
@@ -118,7 +125,22 @@ static const char *short_dso(const struct unwind_frame *f)
 	return slash ? slash + 1 : name;
 }
 
-static void convert(const struct unwind_frame *f, struct report_frame *out)
+/* How a sample's frames become report frames (frames_of). */
+struct frames_how {
+	enum report_inline order; /* the order the DWARF is asked in (NONE: not asked) */
+	bool expand;              /* inlined functions become frames of their own */
+	bool mangled;             /* --no-demangle */
+	struct srcbuf *sb;        /* NULL: no srclines */
+};
+
+/* The name a frame's symbol is shown by: demangled as perf shows it, or as the file spells it
+ * (perf's --no-demangle, ELF version included). */
+static const char *frame_name(const struct unwind_frame *f, bool mangled)
+{
+	return mangled && f->sym ? f->sym->name : unwind_frame__name(f);
+}
+
+static void convert(const struct unwind_frame *f, bool mangled, struct report_frame *out)
 {
 	/* perf stores a DWARF-unwound caller at its return address - 1, and shows that address
 	 * when no symbol holds it. */
@@ -131,36 +153,27 @@ static void convert(const struct unwind_frame *f, struct report_frame *out)
 		.sym_start = f->sym ? f->sym->start : 0,
 		.dso = short_dso(f),
 		.dso_seq = f->dso ? dso__seq(f->dso) : 0,
-		.sym = unwind_frame__name(f),
+		.sym = frame_name(f, mangled),
 		.kernel = f->kernel,
 	};
 }
 
-static size_t frames_of(const struct report_session_sample *s, enum report_inline order,
-			bool expand, struct srcbuf *sb, struct report_frame *out, size_t max,
-			struct report_frame *ret_self);
-
-size_t report_frames__from_unwind(const struct report_session_sample *s, struct report_frame *out,
-				  size_t max)
-{
-	return frames_of(s, REPORT_INLINE_NONE, false, NULL, out, max, NULL);
-}
-
-/* Appends frame f's report frames (its inline records, or itself) to out[*n..max). */
-/* Appends frame f's report frames to out[*n..max): its inline records when expand (and
- * there are some), else itself; with srclines from the records (or perf's fallbacks) into sb
- * when sb is given. */
-static void emit(const struct unwind_frame *f, const struct inline_frame *in, int nr,
-		 bool expand, struct srcbuf *sb, struct report_frame *out, size_t *n, size_t max)
+/* Appends frame f's report frames to out[*n..max): its inline records when h->expand (and
+ * there are some), else itself; with srclines from the records (or perf's fallbacks) into
+ * h->sb when there is one. */
+static void emit(const struct frames_how *h, const struct unwind_frame *f,
+		 const struct inline_frame *in, int nr, struct report_frame *out, size_t *n,
+		 size_t max)
 {
 	struct report_frame base;
 
 	if (*n >= max)
 		return;
-	convert(f, &base);
-	if (nr <= 0 || !expand) {	/* no DWARF there, or --no-inline: the frame as it is */
-		if (sb)
-			base.srcline = nr > 0 ? record_srcline(sb, &in[0]) : plain_srcline(sb, f, &base);
+	convert(f, h->mangled, &base);
+	if (nr <= 0 || !h->expand) {	/* no DWARF there, or --no-inline: the frame as it is */
+		if (h->sb)
+			base.srcline = nr > 0 ? record_srcline(h->sb, &in[0]) :
+						plain_srcline(h->sb, f, &base);
 		out[(*n)++] = base;
 		return;
 	}
@@ -169,22 +182,29 @@ static void emit(const struct unwind_frame *f, const struct inline_frame *in, in
 	 * the symbol does: rows of one inlined name stay apart per function it is inlined in. */
 	for (int i = 0; i < nr && *n < max; i++) {
 		struct report_frame *o = &out[(*n)++];
+		/* perf compares the names it shows: mangled ones with --no-demangle */
+		bool inlined = !h->mangled ? in[i].inlined : !f->sym || strcmp(in[i].raw, f->sym->name);
 
 		*o = base;
-		if (in[i].inlined)
-			o->sym = in[i].name;
-		o->inlined = in[i].inlined;
+		if (inlined)
+			o->sym = h->mangled ? in[i].raw : in[i].name;
+		o->inlined = inlined;
 		o->expanded = true;
-		if (sb)
-			o->srcline = record_srcline(sb, &in[i]);
+		if (h->sb)
+			o->srcline = record_srcline(h->sb, &in[i]);
 	}
 }
 
-/* See report_frames__from_unwind_inline; expand false keeps frames as they are (asking only
- * for srclines); sb (may be NULL) receives the srclines. */
-static size_t frames_of(const struct report_session_sample *s, enum report_inline order,
-			bool expand, struct srcbuf *sb, struct report_frame *out, size_t max,
-			struct report_frame *ret_self)
+/* Converts a session sample's frames (at most max) into out, as the report names them: callers
+ * at their return address - 1, dsos by their short name; with h->expand, each frame of a
+ * user-space symbol whose DWARF covers it becomes the frames perf makes of its address
+ * (addr2line's records, innermost first, each "expanded", the ones not named like the symbol
+ * "inlined"). Strings point into the machine's dsos and symbols (and h->sb). *ret_self (may be
+ * NULL) gets the leaf as it is: perf's sample symbol, the Self row. Called in sample order from
+ * one thread, with the order the chain is shown in: addr2line's names depend on the order it is
+ * asked in, and perf asks in that order. Returns the number written. */
+static size_t frames_of(const struct frames_how *h, const struct report_session_sample *s,
+			struct report_frame *out, size_t max, struct report_frame *ret_self)
 {
 	size_t n = 0;
 	struct inline_frame copy[MAX_FRAMES];
@@ -192,34 +212,34 @@ static size_t frames_of(const struct report_session_sample *s, enum report_inlin
 	size_t used = 0, nf = s->nr_frames < MAX_FRAMES ? s->nr_frames : MAX_FRAMES;
 	size_t first[MAX_FRAMES];
 
-	if (sb)
-		sb->used = 0;
+	if (h->sb)
+		h->sb->used = 0;
 	if (nf && s->frames[0].off_chain) {
 		/* the sampled ip is the Self row's, the chain the rest, which may be empty (perf) */
 		struct report_session_sample rest = *s;
 
 		rest.frames++;
 		rest.nr_frames--;
-		n = frames_of(&rest, order, expand, sb, out, max, NULL);
+		n = frames_of(h, &rest, out, max, NULL);
 		if (ret_self) {
-			convert(&s->frames[0], ret_self);
-			if (sb)
-				ret_self->srcline = plain_srcline(sb, &s->frames[0], ret_self);
+			convert(&s->frames[0], h->mangled, ret_self);
+			if (h->sb)
+				ret_self->srcline = plain_srcline(h->sb, &s->frames[0], ret_self);
 		}
 		return n;
 	}
-	if (order == REPORT_INLINE_NONE || s->filtered) {
+	if (h->order == REPORT_INLINE_NONE || s->filtered) {
 		for (size_t k = 0; k < nf; k++)
-			emit(&s->frames[k], NULL, 0, false, NULL, out, &n, max);
+			emit(h, &s->frames[k], NULL, 0, out, &n, max);
 		if (ret_self && nf)
-			convert(&s->frames[0], ret_self);
+			convert(&s->frames[0], h->mangled, ret_self);
 		return n;
 	}
 	/* perf resolves a caller-ordered chain from the root, and addr2line's answers depend
 	 * on the order it is asked in: ask in perf's order, keep copies (an answer is valid
 	 * only until the next question), then lay the frames out leaf first. */
 	for (size_t j = 0; j < nf; j++) {
-		size_t k = order == REPORT_INLINE_ROOT_FIRST ? nf - 1 - j : j;
+		size_t k = h->order == REPORT_INLINE_ROOT_FIRST ? nf - 1 - j : j;
 		const struct unwind_frame *f = &s->frames[k];
 		const struct inline_frame *in = NULL;
 		int nr = unwind_frame__inlines(f, f->addr - (f->caller ? 1 : 0), &in);
@@ -234,21 +254,14 @@ static size_t frames_of(const struct report_session_sample *s, enum report_inlin
 		}
 	}
 	for (size_t k = 0; k < nf; k++)
-		emit(&s->frames[k], copy + first[k], nrs[k], expand, sb, out, &n, max);
+		emit(h, &s->frames[k], copy + first[k], nrs[k], out, &n, max);
 	if (ret_self && nf) {
-		convert(&s->frames[0], ret_self);
-		if (sb)
-			ret_self->srcline = nrs[0] > 0 ? record_srcline(sb, &copy[first[0]]) :
-							 plain_srcline(sb, &s->frames[0], ret_self);
+		convert(&s->frames[0], h->mangled, ret_self);
+		if (h->sb)
+			ret_self->srcline = nrs[0] > 0 ? record_srcline(h->sb, &copy[first[0]]) :
+							 plain_srcline(h->sb, &s->frames[0], ret_self);
 	}
 	return n;
-}
-
-size_t report_frames__from_unwind_inline(const struct report_session_sample *s,
-					 enum report_inline inlines, struct report_frame *out,
-					 size_t max, struct report_frame *ret_self)
-{
-	return frames_of(s, inlines, true, NULL, out, max, ret_self);
 }
 
 static uint64_t chain_hash(const struct report_session_sample *s)
@@ -323,7 +336,7 @@ static bool location_filtered(const struct report_set *rs, const struct report_s
 			return true;
 	}
 	return rs->symbols && !(f && f->sym && report__name_listed(rs->symbols, rs->nr_symbols,
-								      unwind_frame__name(f)));
+								      frame_name(f, rs->mangled)));
 }
 
 static int add_sample(void *ctx, const struct report_session_sample *s)
@@ -332,6 +345,14 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	struct report_frame self;
 	bool hit = false;
 	struct chain_memo *m = s->nr_frames ? chain_memo(rs, s, &hit) : NULL;
+	/* With srclines, --no-inline still asks the DWARF (for lines, expanding nothing). */
+	struct frames_how how = {
+		.order = rs->inlines != REPORT_INLINE_NONE ? rs->inlines :
+			 rs->srclines ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
+		.expand = rs->inlines != REPORT_INLINE_NONE,
+		.mangled = rs->mangled,
+		.sb = rs->srclines ? &rs->sb : NULL,
+	};
 	struct report_sample sample = {
 		.comm = s->comm,
 		.cgroup = s->cgroup,
@@ -355,11 +376,7 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 		sample.frames = NULL;
 		return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 	}
-	/* With srclines, --no-inline still asks the DWARF (for lines, expanding nothing). */
-	sample.nr_frames = frames_of(s, rs->inlines != REPORT_INLINE_NONE ? rs->inlines :
-					rs->srclines ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
-				     rs->inlines != REPORT_INLINE_NONE, rs->srclines ? &rs->sb : NULL,
-				     rs->frames, MAX_FRAMES, &self);
+	sample.nr_frames = frames_of(&how, s, rs->frames, MAX_FRAMES, &self);
 	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines || s->frames[0].off_chain)
 		sample.self = &self;
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
@@ -395,6 +412,7 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 		rs->inlines = o->no_inline ? REPORT_INLINE_NONE :
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
 		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
+		rs->mangled = o->no_demangle;
 		rs->dsos = o->dsos;
 		rs->nr_dsos = o->nr_dsos;
 		rs->symbols = o->symbols;

@@ -22,28 +22,6 @@ size_t report_set__nr(const struct report_set *rs);
 /* The report of event idx, NULL when out of range. Owned by the set. */
 struct report *report_set__report(struct report_set *rs, size_t idx);
 
-/* Convert a session sample's frames (at most max) into out, as the report names them: callers
- * at their return address - 1, dsos by their short name. Strings point into the machine's
- * dsos and symbols. Returns the number written. */
-size_t report_frames__from_unwind(const struct report_session_sample *s, struct report_frame *out,
-				  size_t max);
-
-enum report_inline {
-	REPORT_INLINE_NONE,       /* --no-inline */
-	REPORT_INLINE_LEAF_FIRST, /* perf resolving a callee-ordered chain */
-	REPORT_INLINE_ROOT_FIRST, /* a caller-ordered one (-g caller, --children by default) */
-};
-
-/* The same with perf's inlined frames: each frame of a user-space symbol whose DWARF covers it
- * becomes the frames perf makes of its address (addr2line's records, innermost first, each
- * "expanded", the ones not named like the symbol "inlined"). *ret_self (may be NULL) gets the
- * leaf as it is: perf's sample symbol, the Self row. Must be called in sample order from one
- * thread, with the order the chain is shown in: addr2line's names depend on the order it is
- * asked in, and perf asks in that order. */
-size_t report_frames__from_unwind_inline(const struct report_session_sample *s,
-					 enum report_inline inlines, struct report_frame *out,
-					 size_t max, struct report_frame *ret_self);
-
 void report_set__free(struct report_set *rs);
 
 #endif

@@ -133,6 +133,7 @@ struct pprof_writer {
 	struct pline *lines;    /* every location's lines */
 	size_t nr_lines, cap_lines;
 	bool no_inline;
+	bool no_demangle;
 
 	struct psample *samples;
 	size_t nr_samples, cap_samples;
@@ -272,8 +273,8 @@ static int64_t function_id(struct pprof_writer *w, const struct unwind_frame *f)
 	if (id > 0 && w->nr_funcs > before) {
 		struct pfunc *nf = &w->funcs[id - 1];
 
-		nf->name = intern(w, pretty);
 		nf->system_name = intern(w, f->sym->name ? f->sym->name : pretty);
+		nf->name = w->no_demangle ? nf->system_name : intern(w, pretty);
 		nf->filename = 0;
 		if (nf->name < 0 || nf->system_name < 0)
 			return -ENOMEM;
@@ -483,9 +484,10 @@ struct pprof_writer *pprof_writer__new(struct report_session *s)
 	return w;
 }
 
-void pprof_writer__set_inline(struct pprof_writer *w, bool inline_frames)
+void pprof_writer__set_frames(struct pprof_writer *w, bool inline_frames, bool demangle)
 {
 	w->no_inline = !inline_frames;
+	w->no_demangle = !demangle;
 }
 
 int pprof_writer__add_label(struct pprof_writer *w, const char *key, const char *value)

@@ -24,8 +24,10 @@ struct pprof_writer *pprof_writer__new(struct report_session *s);
 int pprof_writer__set_time_view(struct pprof_writer *w, size_t attr, const char *type);
 
 /* Whether locations get the functions inlined at their address as extra lines (the default, as
- * perf's frames) or only their symbol (--no-inline). Call before the session runs. */
-void pprof_writer__set_inline(struct pprof_writer *w, bool inline_frames);
+ * perf's frames) or only their symbol (--no-inline); whether functions are named demangled (the
+ * default; their system_name is the file's) or as the file spells them (--no-demangle). Call
+ * before the session runs. */
+void pprof_writer__set_frames(struct pprof_writer *w, bool inline_frames, bool demangle);
 
 /* A string label key=value on every sample (precordd's host). At most 8; call before writing.
  * Returns 0, -E2BIG or -ENOMEM. */

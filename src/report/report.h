@@ -116,6 +116,8 @@ struct report_opts {
 	bool relative;            /* --percentage relative: shares of the rows shown (the
 				   * filters' leftovers), not of every sample */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
+	bool no_demangle;         /* --no-demangle: symbols named as their files spell them
+				   * (ELF version included); inlined functions keep their names */
 	enum report_graph graph;
 	enum report_order order;
 	double min_percent;       /* call-graph threshold in percent of the total; < 0: 0.5 */

@@ -8,7 +8,8 @@
 # --folded has as many distinct stacks as perf script's chains folded; and the frames perf shows
 # (cos@plt, "scaled" without its clone suffix, libc's __libc_start_main_impl) are there. A
 # frame-pointer recording gets no inlined frames, as in perf 6.1. perf's flat, folded and
-# fractal call graphs print the same lines.
+# fractal call graphs print the same lines. --no-demangle's graphs (mangled symbols and linkage
+# names) are perf's too.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -46,6 +47,22 @@ for inl in "" --no-inline; do
 		done
 	done
 done
+# --no-demangle: symbols and inlined functions named as the files spell them, and perf's
+# test of what is inlined made on those names (a static function's DW_AT_name differs from its
+# mangled symbol); the symbol filter matches the spelled name
+for g in caller callee; do
+	perf report -i i.data --stdio --no-demangle --no-children -g "$g,1" 2> /dev/null | upto1 > perf.g
+	preport -i i.data --no-demangle --no-children -g "$g,1" | upto1 > pre.g
+	grep -q '_ZSt16__introsort_loop' pre.g || fail "--no-demangle -g $g: no mangled std::sort frame"
+	same_graph perf.g pre.g || { diff perf.g pre.g >&2; keep; fail "--no-demangle -g $g: the call graph differs from perf's"; }
+	echo "ok: --no-demangle -g $g: $(wc -l < pre.g) lines as perf prints them"
+done
+sym=$(preport -i i.data --no-demangle --no-children -g none --sort sym | awk '$NF ~ /^_Z/ { print $NF; exit }')
+[ -n "$sym" ] || fail "--no-demangle: no mangled symbol in the table"
+n_perf=$(perf report -i i.data --stdio --no-demangle --no-children -g none --sort sym --symbols "$sym" 2> /dev/null | grep -c '%')
+n_pre=$(preport -i i.data --no-demangle --no-children -g none --sort sym --symbols "$sym" | grep -c '%')
+[ "$n_pre" -ge 1 ] && [ "$n_pre" = "$n_perf" ] || fail "--no-demangle --symbols $sym: $n_pre rows, perf $n_perf"
+echo "ok: --no-demangle --symbols $sym: $n_pre rows, as perf"
 # perf's flat, folded and fractal call graphs (-G: perf's alias of -g caller, which wins over
 # a -g callee before or after it)
 # (perf 6.1's "[...]" line of -g fractal reads a symbol it never initialised: it may say

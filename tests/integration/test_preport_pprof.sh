@@ -85,6 +85,17 @@ for f in perf.data precord.data; do
 	echo "ok: $f: $rows functions agree with go tool pprof to 0.1 point; labels and build ids present"
 done
 
+# Function names: demangled, the file's spelling as system_name; --no-demangle names them as
+# the file spells them (pprof demangles on its own unless told not to: -symbolize=none)
+preport -q -i precord.data --no-demangle --pprof nd.pb.gz || fail "preport --no-demangle --pprof failed"
+go tool pprof -top -symbolize=none nd.pb.gz 2> /dev/null | grep -q ' _ZN3mix10lib_crunchEl$' ||
+	fail "--no-demangle: no function named _ZN3mix10lib_crunchEl"
+go tool pprof -top -symbolize=none prof.pb.gz 2> /dev/null | grep -q ' mix::lib_crunch$' ||
+	fail "no function named mix::lib_crunch"
+go tool pprof -raw -symbolize=none prof.pb.gz 2> /dev/null | grep -q 'mix::lib_crunch.*(_ZN3mix10lib_crunchEl)' ||
+	fail "mix::lib_crunch's system name is not _ZN3mix10lib_crunchEl"
+echo "ok: function names demangled (system names as spelled), or as spelled with --no-demangle"
+
 # Inlined functions as pprof models them (Lines of one Location): the inlines workload's time
 # is in std::sort's partition, inlined into main; at -O2 nothing of it is a symbol.
 [ -x "$W/inlines" ] || fail "the inlines workload is missing (make test-bins)"
