@@ -140,6 +140,8 @@ static void usage(FILE *f)
 "      --no-children      Self only\n"
 "  -n, --show-nr-samples  a Samples column: each row's own samples\n"
 "      --show-total-period   a Period column: each row's own period (event count)\n"
+"      --show-cpu-utilization   sys and usr columns: each row's own share in kernel and\n"
+"                         in user mode\n"
 "  -t, --field-separator SEP   the table's cells separated by SEP, as perf's (its first\n"
 "                         character in a cell becomes '.')\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
@@ -212,7 +214,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
+	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
 	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS, OPT_HIERARCHY,
 };
@@ -227,6 +229,7 @@ static const struct option longopts[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "demangle", no_argument, NULL, OPT_DEMANGLE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "show-cpu-utilization", no_argument, NULL, OPT_CPU_UTIL },
 	{ "sort", required_argument, NULL, 's' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "hierarchy", no_argument, NULL, OPT_HIERARCHY },
@@ -329,6 +332,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_NO_INLINE: c->ro.no_inline = true; break;
 	case OPT_DEMANGLE: c->ro.no_demangle = false; break;
 	case OPT_NO_DEMANGLE: c->ro.no_demangle = true; break;
+	case OPT_CPU_UTIL: c->ro.show_cpu_utilization = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
 			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline", optarg);

@@ -356,7 +356,8 @@ static int setup_fields(struct report *r)
 			add_field(r->sorts, &r->nr_sorts, o->fields[i]);
 		return 0;
 	}
-	/* perf's defaults: Children, Self, -n's and --show-total-period's numbers, a "+" list's
+	/* perf's defaults: Children, Self, --show-cpu-utilization's sys and usr, -n's and
+	 * --show-total-period's numbers, a "+" list's
 	 * fields, the keys (not with --hierarchy, whose levels they are; it has no children);
 	 * rows by Children, Self, the keys */
 	r->self_header = !o->no_children;
@@ -365,6 +366,10 @@ static int setup_fields(struct report *r)
 	r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_OVERHEAD };
 	memcpy(r->sorts, r->cols, r->nr_cols * sizeof(r->cols[0]));
 	r->nr_sorts = r->nr_cols;
+	if (o->show_cpu_utilization) {
+		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_SYS };
+		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_US };
+	}
 	if (o->show_nr_samples)
 		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_SAMPLE };
 	if (o->show_total_period)

@@ -112,6 +112,8 @@ struct report_opts {
 	bool no_children;         /* --no-children */
 	bool show_nr_samples;     /* -n: a Samples column (the row's own samples), as perf's */
 	bool show_total_period;   /* --show-total-period: a Period column (the row's own) */
+	bool show_cpu_utilization; /* sys and usr columns after Self (not with a -F list of
+				    * its own, as perf) */
 	const char *field_sep;    /* -t: cells separated by this, not padded spaces (NULL) */
 	bool relative;            /* --percentage relative: shares of the rows shown (the
 				   * filters' leftovers), not of every sample */

@@ -3,7 +3,8 @@
 # overhead_sys, overhead_us, sample, period, sort keys), -s's keys appended as columns, the rows
 # ordered by -s's keys and then by the fields in turn, "+list" added to the default columns; the
 # text the same as perf 6.1's, row for row, with and without children, with -t, and with call
-# graphs. The kernel/user split on a recording of dd, half of its time in system calls.
+# graphs. The kernel/user split on a recording of dd, half of its time in system calls, as fields
+# and as --show-cpu-utilization's columns.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -89,6 +90,12 @@ for f in k.data kp.data; do
 		     END { if (!(s >= 10 && u >= 10 && s + u - o < 0.02 && o - s - u < 0.02)) {
 			print "dd: overhead " o "%, sys " s "%, usr " u "%"; exit 1 } }' ||
 		fail "$f: overhead_sys and overhead_us do not split dd's overhead"
+	# --show-cpu-utilization: sys and usr after the overhead, a "+" list's too; not in a
+	# list of its own (perf)
+	table $f --show-cpu-utilization -n --no-children
+	table $f --show-cpu-utilization -F +period -t ,
+	table $f --show-cpu-utilization --hierarchy -n -s comm,dso
+	table $f --show-cpu-utilization -F overhead,dso --no-children
 done
 echo "ok: overhead_sys and overhead_us split the kernel's and the user's samples"
 
