@@ -44,6 +44,7 @@ struct dcu {
 	size_t nr_lines;
 	uint8_t *initial;
 	const char *file0;
+	const char *comp_dir;	/* DW_AT_comp_dir; NULL: none */
 };
 
 /* An answer: frames[first .. first + n). */
@@ -349,6 +350,11 @@ static struct dcu *scan_cu(Dwarf_Die *cudie)
 		return NULL;
 	cu->die = *cudie;
 	cu->off = dwarf_dieoffset(cudie);
+	{
+		Dwarf_Attribute a;
+
+		cu->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
+	}
 	sc.mangles = lang_mangles(dwarf_srclang(cudie));
 	if (dwarf_getsrcfiles(cudie, &sc.files, &sc.nr_files) != 0)
 		sc.files = NULL;
@@ -474,8 +480,8 @@ static const char *shown_name(struct dwarf_inlines *d, const char *raw)
 	return d->names[i].shown ? d->names[i].shown : raw;
 }
 
-static int add_frame(struct dwarf_inlines *d, const char *raw, const char *file, uint32_t line,
-		     const struct symbol *sym)
+static int add_frame(struct dwarf_inlines *d, const struct dcu *cu, const char *raw,
+		     const char *file, uint32_t line, const struct symbol *sym)
 {
 	const char *name = shown_name(d, raw);
 
@@ -485,6 +491,7 @@ static int add_frame(struct dwarf_inlines *d, const char *raw, const char *file,
 		.name = name,
 		.raw = raw ? raw : name,
 		.file = file,
+		.dir = file && file[0] != '/' ? cu->comp_dir : NULL,
 		.line = line,
 		.inlined = !sym || strcmp(name, symbol__name(sym)) != 0,
 	};
@@ -517,7 +524,7 @@ static int answer(struct dwarf_inlines *d, uint64_t addr, const struct symbol *s
 		/* No function: addr2line names the ELF symbol. */
 		if (!file || !sym)
 			return 0;
-		return add_frame(d, sym->name, file, (uint32_t)line, sym) < 0 ? -ENOMEM : 1;
+		return add_frame(d, cu, sym->name, file, (uint32_t)line, sym) < 0 ? -ENOMEM : 1;
 	}
 	{
 		struct dfunc *fn = &cu->funcs[fi];
@@ -534,13 +541,13 @@ static int answer(struct dwarf_inlines *d, uint64_t addr, const struct symbol *s
 			fn->is_linkage = true;
 		}
 	}
-	if (add_frame(d, raw, file, (uint32_t)line, sym) < 0)
+	if (add_frame(d, cu, raw, file, (uint32_t)line, sym) < 0)
 		return -ENOMEM;
 	n = 1;
 	for (int32_t cur = fi; cu->funcs[cur].caller >= 0 && n < 1024; n++) {
 		const struct dfunc *fn = &cu->funcs[cur];
 
-		if (add_frame(d, cu->funcs[fn->caller].name, fn->call_file, fn->call_line, sym) < 0)
+		if (add_frame(d, cu, cu->funcs[fn->caller].name, fn->call_file, fn->call_line, sym) < 0)
 			return -ENOMEM;
 		cur = fn->caller;
 	}

@@ -21,6 +21,8 @@ struct inline_frame {
 	const char *name;	/* as perf names it: demangled, no parameters */
 	const char *raw;	/* as the DWARF spells it (a linkage name stays mangled) */
 	const char *file;	/* source file (full path as DWARF gives it); NULL: unknown */
+	const char *dir;	/* the compilation's directory, which file is relative to;
+				 * NULL: file is absolute (or there is none) */
 	uint32_t line;		/* 0: unknown */
 	bool inlined;		/* name is not the symbol's: perf's "NAME (inlined)" */
 };

@@ -150,6 +150,7 @@ static void usage(FILE *f)
 "                         versions kept); --demangle is the default\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
 "                         (default comm,dso,sym)\n"
+"      --full-source-path   srclines with the source file's path, not its base name\n"
 "      --hierarchy        a level per sort key, each row the sum of those under it, as perf's\n"
 "                         (self overhead; call graphs under the last level)\n"
 "  -F, --fields FIELDS    the table's columns in this order, as perf's: overhead,\n"
@@ -214,7 +215,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
+	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_FULL_PATH, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
 	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS, OPT_HIERARCHY,
 };
@@ -230,6 +231,7 @@ static const struct option longopts[] = {
 	{ "demangle", no_argument, NULL, OPT_DEMANGLE },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "show-cpu-utilization", no_argument, NULL, OPT_CPU_UTIL },
+	{ "full-source-path", no_argument, NULL, OPT_FULL_PATH },
 	{ "sort", required_argument, NULL, 's' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "hierarchy", no_argument, NULL, OPT_HIERARCHY },
@@ -333,6 +335,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_DEMANGLE: c->ro.no_demangle = false; break;
 	case OPT_NO_DEMANGLE: c->ro.no_demangle = true; break;
 	case OPT_CPU_UTIL: c->ro.show_cpu_utilization = true; break;
+	case OPT_FULL_PATH: c->ro.full_source_path = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
 			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline", optarg);

@@ -17,8 +17,9 @@
 
 /* Room for the srclines of one sample's frames. */
 struct srcbuf {
-	char text[MAX_FRAMES * 48];
+	char text[MAX_FRAMES * 256];    /* a C++ sym+offset or a full path: 100-200 bytes */
 	size_t used;
+	bool full_path;                 /* --full-source-path */
 };
 
 /* Stacks seen before, by their unwound frames: a sample whose frames are those of one of them
@@ -107,7 +108,13 @@ static const char *plain_srcline(struct srcbuf *b, const struct unwind_frame *f,
 
 static const char *record_srcline(struct srcbuf *b, const struct inline_frame *in)
 {
-	return in->file ? srcbuf_add(b, "%s:%u", base_name(in->file), in->line) : "??:0";
+	if (!in->file)
+		return "??:0";
+	if (!b->full_path)
+		return srcbuf_add(b, "%s:%u", base_name(in->file), in->line);
+	/* binutils' path: the file's under the compilation's directory */
+	return srcbuf_add(b, "%s%s%s:%u", in->dir ? in->dir : "", in->dir ? "/" : "", in->file,
+			  in->line);
 }
 
 static const char *short_dso(const struct unwind_frame *f)
@@ -413,6 +420,7 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
 		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
 		rs->mangled = o->no_demangle;
+		rs->sb.full_path = o->full_source_path;
 		rs->dsos = o->dsos;
 		rs->nr_dsos = o->nr_dsos;
 		rs->symbols = o->symbols;

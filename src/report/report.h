@@ -118,6 +118,7 @@ struct report_opts {
 	bool relative;            /* --percentage relative: shares of the rows shown (the
 				   * filters' leftovers), not of every sample */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
+	bool full_source_path;    /* srclines with the file's path as the DWARF gives it */
 	bool no_demangle;         /* --no-demangle: symbols named as their files spell them
 				   * (ELF version included); inlined functions keep their names */
 	enum report_graph graph;

@@ -101,6 +101,12 @@ VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline
 VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline --no-inline
 preport -i i.data --no-children -g none --sort srcline | grep -qE '^ +[0-9.]+% +inlines\.cc:[0-9]+' ||
 	fail "--sort srcline shows no inlines.cc line"
+# --full-source-path: the paths addr2line gives (a relative file under its compilation's
+# directory: this tree's, and libc's ./math/../sysdeps)
+VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline --full-source-path
+preport -i i.data --no-children -g none --sort srcline --full-source-path |
+	grep -qE "^ +[0-9.]+% +$(readlink -f "$TOP")/tests/workloads/inlines\.cc:[0-9]+" ||
+	fail "--full-source-path shows no $(readlink -f "$TOP")/tests/workloads/inlines.cc line"
 # ... with call graphs: a caller is one node whatever the line it calls from (perf's chains
 # match by function), not one per call site
 for g in caller callee; do
