@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +189,9 @@ static void usage(FILE *f)
 "      --max-stack N      frames of a recorded call chain, and of a stack unwound, at most\n"
 "                         (default 127; counted as perf counts them)\n"
 "      --percent-limit P  hide rows (and call-graph branches) under P percent\n"
+"      --ignore-callees REGEX   the frames under the outermost function REGEX matches are\n"
+"                         left out and the sample counts as that function's: its callers\n"
+"                         gathered in one place (every chain, DWARF ones too; not --pprof)\n"
 "  -U, --hide-unresolved  only samples whose own address a symbol holds (the others count\n"
 "                         nowhere), their chains without the frames no symbol holds, as perf\n"
 "      --symfs DIR        look for the recording's files under DIR (a copy of the recording\n"
@@ -215,7 +219,7 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_FULL_PATH, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
+	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_FULL_PATH, OPT_IGNORE_CALLEES, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
 	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS, OPT_HIERARCHY,
 };
@@ -232,6 +236,7 @@ static const struct option longopts[] = {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "show-cpu-utilization", no_argument, NULL, OPT_CPU_UTIL },
 	{ "full-source-path", no_argument, NULL, OPT_FULL_PATH },
+	{ "ignore-callees", required_argument, NULL, OPT_IGNORE_CALLEES },
 	{ "sort", required_argument, NULL, 's' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "hierarchy", no_argument, NULL, OPT_HIERARCHY },
@@ -369,6 +374,22 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
 	case OPT_HIDE_UNRESOLVED: c->hide_unresolved = true; break;
 	case OPT_HIERARCHY: c->ro.hierarchy = true; break;
+	case OPT_IGNORE_CALLEES: {
+		regex_t re;
+		int e = regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB);
+
+		if (e) {
+			char why[128];
+
+			regerror(e, &re, why, sizeof(why));
+			err("invalid --ignore-callees '%s': %s (give an extended regular expression, e.g. '^malloc$|^free$')",
+			    optarg, why);
+			return EXIT_USAGE;
+		}
+		regfree(&re);
+		c->ro.ignore_callees = optarg;
+		break;
+	}
 	case OPT_SYMFS: {
 		struct stat st;
 		int e = stat(optarg, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;

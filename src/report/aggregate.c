@@ -2,6 +2,7 @@
  * names: the short dso name, callers at return address - 1) and adds it to its event's report.
  * Runs on the session's thread, so the reports need no locking. */
 #include <errno.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,12 @@ struct report_set {
 	size_t nr_dsos;
 	const char *const *symbols;
 	size_t nr_symbols;
+	/* --ignore-callees: the regex, and its answers by name (the names are the symbols' and
+	 * inline records' strings, which stay put: keyed by address) */
+	bool has_ignore;
+	regex_t ignore;
+	struct ignore_answer { const char *name; bool match; } *answers;
+	size_t nr_answers, cap_answers;   /* cap: 0 or a power of two */
 };
 
 static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
@@ -346,6 +353,59 @@ static bool location_filtered(const struct report_set *rs, const struct report_s
 								      frame_name(f, rs->mangled)));
 }
 
+/* Whether a frame named name matches --ignore-callees' regex (1, else 0; -ENOMEM). */
+static int ignored(struct report_set *rs, const char *name)
+{
+	size_t i, mask;
+
+	if (rs->nr_answers * 2 >= rs->cap_answers) {
+		size_t nc = rs->cap_answers ? rs->cap_answers * 2 : 256;
+		struct ignore_answer *n = calloc(nc, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (size_t k = 0; k < rs->cap_answers; k++) {
+			const struct ignore_answer *a = &rs->answers[k];
+
+			if (!a->name)
+				continue;
+			for (i = ((uintptr_t)a->name >> 4) & (nc - 1); n[i].name; i = (i + 1) & (nc - 1))
+				;
+			n[i] = *a;
+		}
+		free(rs->answers);
+		rs->answers = n;
+		rs->cap_answers = nc;
+	}
+	mask = rs->cap_answers - 1;
+	for (i = ((uintptr_t)name >> 4) & mask; rs->answers[i].name; i = (i + 1) & mask)
+		if (rs->answers[i].name == name)
+			return rs->answers[i].match;
+	rs->answers[i] = (struct ignore_answer){ name, regexec(&rs->ignore, name, 0, NULL, 0) == 0 };
+	rs->nr_answers++;
+	return rs->answers[i].match;
+}
+
+/* perf's --ignore-callees: the frames under the outermost one whose function matches are left
+ * out, and the sample counts as that function's. *at gets that frame's index (n: none).
+ * Returns 0 or -ENOMEM. */
+static int ignore_callees(struct report_set *rs, const struct report_frame *f, size_t n,
+			  size_t *at)
+{
+	*at = n;
+	for (size_t k = n; k-- > 0;) {
+		int m = f[k].sym ? ignored(rs, f[k].sym) : 0;
+
+		if (m < 0)
+			return m;
+		if (m) {
+			*at = k;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static int add_sample(void *ctx, const struct report_session_sample *s)
 {
 	struct report_set *rs = ctx;
@@ -386,6 +446,18 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	sample.nr_frames = frames_of(&how, s, rs->frames, MAX_FRAMES, &self);
 	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines || s->frames[0].off_chain)
 		sample.self = &self;
+	if (rs->has_ignore) {
+		size_t at;
+
+		if (ignore_callees(rs, rs->frames, sample.nr_frames, &at) < 0)
+			return -ENOMEM;
+		if (at < sample.nr_frames) {
+			self = rs->frames[at];
+			sample.frames += at;
+			sample.nr_frames -= at;
+			sample.self = &self;
+		}
+	}
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 }
 
@@ -420,6 +492,14 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
 		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
 		rs->mangled = o->no_demangle;
+		if (o->ignore_callees) {
+			if (regcomp(&rs->ignore, o->ignore_callees, REG_EXTENDED | REG_NOSUB)) {
+				free(rs);
+				errno = EINVAL;
+				return NULL;
+			}
+			rs->has_ignore = true;
+		}
 		rs->sb.full_path = o->full_source_path;
 		rs->dsos = o->dsos;
 		rs->nr_dsos = o->nr_dsos;
@@ -486,6 +566,9 @@ void report_set__free(struct report_set *rs)
 		report__free(rs->reports[i]);
 	for (size_t i = 0; i < CHAIN_MEMO; i++)
 		free(rs->memo[i].frames);
+	if (rs->has_ignore)
+		regfree(&rs->ignore);
+	free(rs->answers);
 	free(rs->reports);
 	free(rs);
 }

@@ -119,6 +119,10 @@ struct report_opts {
 				   * filters' leftovers), not of every sample */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
 	bool full_source_path;    /* srclines with the file's path as the DWARF gives it */
+	/* perf's --ignore-callees: an extended regex; in each chain the frames under the
+	 * outermost function it matches are left out, the sample counted as that function's.
+	 * NULL: none. report_set__new fails with EINVAL when it does not compile. */
+	const char *ignore_callees;
 	bool no_demangle;         /* --no-demangle: symbols named as their files spell them
 				   * (ELF version included); inlined functions keep their names */
 	enum report_graph graph;
