@@ -413,6 +413,42 @@ START_TEST(test_fields)
 }
 END_TEST
 
+/* The parent key: a row per parent symbol, "[other]" for the samples without one (after the
+ * named ones on a tie, as perf's sort__parent_cmp); -p's key follows the default ones; -x keeps
+ * those samples out of the rows, not out of the totals. */
+START_TEST(test_parent)
+{
+	struct report_opts o = { .no_children = true, .graph = REPORT_GRAPH_NONE,
+				 .parent = "^ksys_" };
+	struct report_frame a[] = { F("w", "main") };
+	const char *names[] = { "ksys_read", NULL, "ksys_write", NULL };
+	char *out = NULL;
+
+	for (int x = 0; x < 2; x++) {
+		o.exclude_other = x;
+		struct report *r = report__new(&o);
+		ck_assert_ptr_nonnull(r);
+		for (int i = 0; i < 4; i++) {
+			struct report_sample s = { .comm = "w", .pid = 1, .tid = 1, .period = 10,
+						   .nr_frames = 1, .frames = a, .parent = names[i] };
+			ck_assert_int_eq(report__add_sample(r, &s), 0);
+		}
+		CAPTURE(out, report__fprintf(r, FP, NULL));
+		ck_assert_ptr_nonnull(strstr(out, "Symbol    Parent symbol\n"));
+		if (!x)
+			ck_assert_ptr_nonnull(strstr(out,
+				"    50.00%  w        w              [.] main  [other]      \n"
+				"    25.00%  w        w              [.] main  ksys_read    \n"
+				"    25.00%  w        w              [.] main  ksys_write   \n"));
+		else
+			ck_assert_ptr_null(strstr(out, "[other]"));
+		ck_assert_ptr_nonnull(strstr(out, "    25.00%  w        w              [.] main  ksys_write   \n"));
+		free(out);
+		report__free(r);
+	}
+}
+END_TEST
+
 /* --hierarchy: a level per key, each row the sum of those under it, the largest first. */
 START_TEST(test_hierarchy)
 {
@@ -1060,6 +1096,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_sort_keys);
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_hierarchy);
+	tcase_add_test(tc, test_parent);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_percent_and_header);

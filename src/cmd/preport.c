@@ -149,7 +149,8 @@ static void usage(FILE *f)
 "      --no-inline        frames as they are, without inlined functions\n"
 "      --no-demangle      symbols named as their files spell them (C++ names mangled, ELF\n"
 "                         versions kept); --demangle is the default\n"
-"  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline\n"
+"  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline,\n"
+"                         parent\n"
 "                         (default comm,dso,sym)\n"
 "      --full-source-path   srclines with the source file's path, not its base name\n"
 "      --hierarchy        a level per sort key, each row the sum of those under it, as perf's\n"
@@ -192,6 +193,9 @@ static void usage(FILE *f)
 "      --ignore-callees REGEX   the frames under the outermost function REGEX matches are\n"
 "                         left out and the sample counts as that function's: its callers\n"
 "                         gathered in one place (every chain, DWARF ones too; not --pprof)\n"
+"  -p, --parent REGEX     a Parent symbol column: the first caller REGEX matches, in the\n"
+"                         graph's order, or [other] (-s parent alone: '^sys_|^do_page_fault')\n"
+"  -x, --exclude-other    only rows of samples with a parent (the others still count)\n"
 "  -U, --hide-unresolved  only samples whose own address a symbol holds (the others count\n"
 "                         nowhere), their chains without the frames no symbol holds, as perf\n"
 "      --symfs DIR        look for the recording's files under DIR (a copy of the recording\n"
@@ -237,6 +241,8 @@ static const struct option longopts[] = {
 	{ "show-cpu-utilization", no_argument, NULL, OPT_CPU_UTIL },
 	{ "full-source-path", no_argument, NULL, OPT_FULL_PATH },
 	{ "ignore-callees", required_argument, NULL, OPT_IGNORE_CALLEES },
+	{ "parent", required_argument, NULL, 'p' },
+	{ "exclude-other", no_argument, NULL, 'x' },
 	{ "sort", required_argument, NULL, 's' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "hierarchy", no_argument, NULL, OPT_HIERARCHY },
@@ -307,6 +313,24 @@ static int add_arg(struct cli *c, const char *arg)
 }
 
 /* One option into cli. Returns -1 to go on, or the exit status to leave with. */
+/* Whether re compiles as an extended regex; if not, says so for option opt (example: one that
+ * would). */
+static bool regex_ok(const char *opt, const char *re, const char *example)
+{
+	regex_t x;
+	int e = regcomp(&x, re, REG_EXTENDED | REG_NOSUB);
+	char why[128];
+
+	if (!e) {
+		regfree(&x);
+		return true;
+	}
+	regerror(e, &x, why, sizeof(why));
+	err("invalid %s '%s': %s (give an extended regular expression, e.g. %s)", opt, re, why,
+	    example);
+	return false;
+}
+
 static int parse_opt(struct cli *c, int opt)
 {
 	long v;
@@ -343,7 +367,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_FULL_PATH: c->ro.full_source_path = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
-			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline", optarg);
+			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline, parent", optarg);
 			return EXIT_USAGE;
 		}
 		break;
@@ -351,7 +375,7 @@ static int parse_opt(struct cli *c, int opt)
 		char bad[64];
 
 		if (report__parse_fields(optarg, &c->ro, bad, sizeof(bad)) < 0) {
-			err("invalid -F/--fields '%s': unknown field '%s'; expected overhead, overhead_children, overhead_sys, overhead_us, sample, period or a sort key (comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline)", optarg, bad);
+			err("invalid -F/--fields '%s': unknown field '%s'; expected overhead, overhead_children, overhead_sys, overhead_us, sample, period or a sort key (comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline, parent)", optarg, bad);
 			return EXIT_USAGE;
 		}
 		break;
@@ -374,22 +398,17 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_UNWIND_TO: c->unwind_to = optarg; break;
 	case OPT_HIDE_UNRESOLVED: c->hide_unresolved = true; break;
 	case OPT_HIERARCHY: c->ro.hierarchy = true; break;
-	case OPT_IGNORE_CALLEES: {
-		regex_t re;
-		int e = regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB);
-
-		if (e) {
-			char why[128];
-
-			regerror(e, &re, why, sizeof(why));
-			err("invalid --ignore-callees '%s': %s (give an extended regular expression, e.g. '^malloc$|^free$')",
-			    optarg, why);
+	case OPT_IGNORE_CALLEES:
+		if (!regex_ok("--ignore-callees", optarg, "'^malloc$|^free$'"))
 			return EXIT_USAGE;
-		}
-		regfree(&re);
 		c->ro.ignore_callees = optarg;
 		break;
-	}
+	case 'p':
+		if (!regex_ok("-p/--parent", optarg, "'^__x64_sys_'"))
+			return EXIT_USAGE;
+		c->ro.parent = optarg;
+		break;
+	case 'x': c->ro.exclude_other = true; break;
 	case OPT_SYMFS: {
 		struct stat st;
 		int e = stat(optarg, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
@@ -500,7 +519,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 {
 	int opt, e;
 
-	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:F:nqvhU", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, "i:s:g:Gj:c:C:d:S:t:F:nqvhUp:x", longopts, NULL)) != -1)
 		if ((e = parse_opt(c, opt == 'c' ? OPT_COMM : opt == 'C' ? OPT_CPU :
 				      opt == 'd' ? OPT_DSOS : opt == 'S' ? OPT_SYMBOLS :
 				      opt == 't' ? OPT_FIELD_SEP :

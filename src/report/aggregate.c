@@ -37,6 +37,16 @@ struct chain_memo {
 	struct unwind_frame *frames;    /* a copy, room for cap */
 	size_t cap;
 	struct report_chain chain;
+	const char *parent;     /* the chain's parent symbol (report_sample.parent) */
+};
+
+/* A regex on frames' names, and its answers by name (the names are the symbols' and inline
+ * records' strings, which stay put: keyed by address). */
+struct name_regex {
+	bool on;
+	regex_t re;
+	struct name_answer { const char *name; bool match; } *answers;
+	size_t nr, cap;                 /* cap: 0 or a power of two */
 };
 
 enum report_inline {
@@ -60,12 +70,9 @@ struct report_set {
 	size_t nr_dsos;
 	const char *const *symbols;
 	size_t nr_symbols;
-	/* --ignore-callees: the regex, and its answers by name (the names are the symbols' and
-	 * inline records' strings, which stay put: keyed by address) */
-	bool has_ignore;
-	regex_t ignore;
-	struct ignore_answer { const char *name; bool match; } *answers;
-	size_t nr_answers, cap_answers;   /* cap: 0 or a power of two */
+	struct name_regex ignore;       /* --ignore-callees */
+	struct name_regex parent;       /* -p, or the parent key's default */
+	bool caller;                    /* chains are walked from the root (perf's caller order) */
 };
 
 static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
@@ -353,19 +360,19 @@ static bool location_filtered(const struct report_set *rs, const struct report_s
 								      frame_name(f, rs->mangled)));
 }
 
-/* Whether a frame named name matches --ignore-callees' regex (1, else 0; -ENOMEM). */
-static int ignored(struct report_set *rs, const char *name)
+/* Whether name matches x's regex (1, else 0; -ENOMEM). */
+static int name_match(struct name_regex *x, const char *name)
 {
 	size_t i, mask;
 
-	if (rs->nr_answers * 2 >= rs->cap_answers) {
-		size_t nc = rs->cap_answers ? rs->cap_answers * 2 : 256;
-		struct ignore_answer *n = calloc(nc, sizeof(*n));
+	if (x->nr * 2 >= x->cap) {
+		size_t nc = x->cap ? x->cap * 2 : 256;
+		struct name_answer *n = calloc(nc, sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		for (size_t k = 0; k < rs->cap_answers; k++) {
-			const struct ignore_answer *a = &rs->answers[k];
+		for (size_t k = 0; k < x->cap; k++) {
+			const struct name_answer *a = &x->answers[k];
 
 			if (!a->name)
 				continue;
@@ -373,28 +380,29 @@ static int ignored(struct report_set *rs, const char *name)
 				;
 			n[i] = *a;
 		}
-		free(rs->answers);
-		rs->answers = n;
-		rs->cap_answers = nc;
+		free(x->answers);
+		x->answers = n;
+		x->cap = nc;
 	}
-	mask = rs->cap_answers - 1;
-	for (i = ((uintptr_t)name >> 4) & mask; rs->answers[i].name; i = (i + 1) & mask)
-		if (rs->answers[i].name == name)
-			return rs->answers[i].match;
-	rs->answers[i] = (struct ignore_answer){ name, regexec(&rs->ignore, name, 0, NULL, 0) == 0 };
-	rs->nr_answers++;
-	return rs->answers[i].match;
+	mask = x->cap - 1;
+	for (i = ((uintptr_t)name >> 4) & mask; x->answers[i].name; i = (i + 1) & mask)
+		if (x->answers[i].name == name)
+			return x->answers[i].match;
+	x->answers[i] = (struct name_answer){ name, regexec(&x->re, name, 0, NULL, 0) == 0 };
+	x->nr++;
+	return x->answers[i].match;
 }
 
-/* perf's --ignore-callees: the frames under the outermost one whose function matches are left
- * out, and the sample counts as that function's. *at gets that frame's index (n: none).
+/* The first of the n frames f (leaf first) whose name x matches, in the order perf walks a
+ * chain: from the root in caller order, else from the leaf. *at gets its index (n: none).
  * Returns 0 or -ENOMEM. */
-static int ignore_callees(struct report_set *rs, const struct report_frame *f, size_t n,
-			  size_t *at)
+static int first_match(struct name_regex *x, bool from_root, const struct report_frame *f,
+		       size_t n, size_t *at)
 {
 	*at = n;
-	for (size_t k = n; k-- > 0;) {
-		int m = f[k].sym ? ignored(rs, f[k].sym) : 0;
+	for (size_t j = 0; j < n; j++) {
+		size_t k = from_root ? n - 1 - j : j;
+		int m = f[k].sym ? name_match(x, f[k].sym) : 0;
 
 		if (m < 0)
 			return m;
@@ -404,6 +412,21 @@ static int ignore_callees(struct report_set *rs, const struct report_frame *f, s
 		}
 	}
 	return 0;
+}
+
+static int compile(struct name_regex *x, const char *re)
+{
+	if (regcomp(&x->re, re, REG_EXTENDED | REG_NOSUB))
+		return -EINVAL;
+	x->on = true;
+	return 0;
+}
+
+static void name_regex_free(struct name_regex *x)
+{
+	if (x->on)
+		regfree(&x->re);
+	free(x->answers);
 }
 
 static int add_sample(void *ctx, const struct report_session_sample *s)
@@ -441,15 +464,27 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 		rs->memo_hits++;
 		sample.nr_frames = 1;   /* not read: the chain is known */
 		sample.frames = NULL;
+		sample.parent = m->parent;
 		return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 	}
 	sample.nr_frames = frames_of(&how, s, rs->frames, MAX_FRAMES, &self);
 	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines || s->frames[0].off_chain)
 		sample.self = &self;
-	if (rs->has_ignore) {
+	if (rs->parent.on) {
 		size_t at;
 
-		if (ignore_callees(rs, rs->frames, sample.nr_frames, &at) < 0)
+		if (first_match(&rs->parent, rs->caller, rs->frames, sample.nr_frames, &at) < 0)
+			return -ENOMEM;
+		sample.parent = at < sample.nr_frames ? rs->frames[at].sym : NULL;
+		if (m)
+			m->parent = sample.parent;
+	}
+	/* perf's --ignore-callees: the frames under the outermost function that matches are
+	 * left out, and the sample counts as that function's */
+	if (rs->ignore.on) {
+		size_t at;
+
+		if (first_match(&rs->ignore, true, rs->frames, sample.nr_frames, &at) < 0)
 			return -ENOMEM;
 		if (at < sample.nr_frames) {
 			self = rs->frames[at];
@@ -492,13 +527,14 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
 		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
 		rs->mangled = o->no_demangle;
-		if (o->ignore_callees) {
-			if (regcomp(&rs->ignore, o->ignore_callees, REG_EXTENDED | REG_NOSUB)) {
-				free(rs);
-				errno = EINVAL;
-				return NULL;
-			}
-			rs->has_ignore = true;
+		rs->caller = caller;
+		/* perf's default parent pattern, for a parent key without -p */
+		if ((o->ignore_callees && compile(&rs->ignore, o->ignore_callees) < 0) ||
+		    ((o->parent || report__wants_key(o, REPORT_SORT_PARENT)) &&
+		     compile(&rs->parent, o->parent ? o->parent : "^sys_|^do_page_fault") < 0)) {
+			report_set__free(rs);
+			errno = EINVAL;
+			return NULL;
 		}
 		rs->sb.full_path = o->full_source_path;
 		rs->dsos = o->dsos;
@@ -566,9 +602,8 @@ void report_set__free(struct report_set *rs)
 		report__free(rs->reports[i]);
 	for (size_t i = 0; i < CHAIN_MEMO; i++)
 		free(rs->memo[i].frames);
-	if (rs->has_ignore)
-		regfree(&rs->ignore);
-	free(rs->answers);
+	name_regex_free(&rs->ignore);
+	name_regex_free(&rs->parent);
 	free(rs->reports);
 	free(rs);
 }

@@ -186,6 +186,8 @@ static bool ctx_eq(const void *c, uint32_t id, const void *key)
 static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret)
 {
 	int32_t cpu = r->key_cpu ? s->cpu : -1;
+	/* perf's -x: a sample without a parent counts, in no row */
+	bool xo = r->opts.exclude_other && !s->parent;
 
 	/* Consecutive samples mostly come from the same thread: skip the lookup then. */
 	uint32_t lk = s->chain && s->chain->known ? s->chain->leaf_kernel :
@@ -194,9 +196,9 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	 * --symbols, go by the sample's ip) */
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
 	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk &&
-	    r->ctxs[r->last_ctx].filtered == (s->filtered || r->last_thread_filtered) &&
+	    r->ctxs[r->last_ctx].filtered == (s->filtered || r->last_thread_filtered || xo) &&
 	    s->comm && r->last_comm_ptr &&
-	    r->last_cgroup_ptr == s->cgroup &&
+	    r->last_cgroup_ptr == s->cgroup && r->last_parent_ptr == s->parent &&
 	    strcmp(r->last_comm_ptr, s->comm) == 0) {
 		*ret = r->last_ctx;
 		return 0;
@@ -212,12 +214,15 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	if ((err = intern(r, s->cgroup ? s->cgroup : "N/A", &k.cgroup)) ||
 	    (err = intern(r, u ? u : s->cgroup ? s->cgroup : "N/A", &k.unit)))
 		return err;
+	k.parent = NONE;
+	if (s->parent && (err = intern(r, s->parent, &k.parent)))
+		return err;
 	k.pid = s->pid;
 	k.tid = s->tid;
 	k.cpu = cpu;
 	k.leaf_kernel = lk;
 	bool tf = thread_filtered(&r->opts, s);
-	k.filtered = s->filtered || tf;
+	k.filtered = s->filtered || tf || xo;
 	uint32_t h = rep_hash_words((const uint32_t *)&k, sizeof(k) / 4);
 	if (rep_htab_reserve(&r->ctx_ht) < 0)
 		return -ENOMEM;
@@ -235,6 +240,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	r->last_cpu = cpu;
 	r->last_comm_ptr = r->strs[k.comm];
 	r->last_cgroup_ptr = s->cgroup;
+	r->last_parent_ptr = s->parent;
 	r->last_thread_filtered = tf;
 	return 0;
 }
@@ -326,13 +332,20 @@ static int setup_fields(struct report *r)
 		return -EINVAL; /* its columns are not a list */
 	for (size_t i = 0; i < o->nr_fields; i++)
 		if (o->fields[i].kind > REPORT_FIELD_KEY ||
-		    (o->fields[i].kind == REPORT_FIELD_KEY && o->fields[i].key > REPORT_SORT_SRCLINE))
+		    (o->fields[i].kind == REPORT_FIELD_KEY && o->fields[i].key > REPORT_SORT_LAST))
 			return -EINVAL;
 	if (!given && !strict) {
 		o->sort_keys[0] = REPORT_SORT_COMM;
 		o->sort_keys[1] = REPORT_SORT_DSO;
 		o->sort_keys[2] = REPORT_SORT_SYM;
 		o->nr_sort_keys = 3;
+	}
+	/* perf's -p adds the parent key after -s's (or the default) keys, as one of them */
+	if (o->parent && !has_key(o, REPORT_SORT_PARENT)) {
+		if (o->nr_sort_keys == REPORT_MAX_SORT_KEYS)
+			return -EINVAL;
+		o->sort_keys[o->nr_sort_keys++] = REPORT_SORT_PARENT;
+		given = o->nr_sort_keys;
 	}
 	for (size_t i = 0; i < o->nr_fields; i++)
 		if (o->fields[i].kind == REPORT_FIELD_KEY && !has_key(o, o->fields[i].key)) {
@@ -406,7 +419,7 @@ struct report *report__new(const struct report_opts *opts)
 	if (o->nr_sort_keys > REPORT_MAX_SORT_KEYS)
 		goto einval;
 	for (size_t i = 0; i < o->nr_sort_keys; i++)
-		if (o->sort_keys[i] > REPORT_SORT_SRCLINE)
+		if (o->sort_keys[i] > REPORT_SORT_LAST)
 			goto einval;
 	if (o->order == REPORT_ORDER_DEFAULT)
 		o->order = o->no_children ? REPORT_ORDER_CALLEE : REPORT_ORDER_CALLER;

@@ -50,6 +50,9 @@ struct report_sample {
 	/* The Self row's frame, perf's sample symbol, when frames[0] is not it (the leaf's
 	 * inlined frames come first); NULL: frames[0]. */
 	const struct report_frame *self;
+	/* perf's parent symbol: the name of the frame -p's regex matched (the parent key);
+	 * NULL: none ("[other]"). Kept (by address) until the report is freed. */
+	const char *parent;
 	/* NULL, or the sample's place in the report's call tree for a caller that sees the same
 	 * stacks again: when known, frames and self are not read (frames may be NULL; nr_frames
 	 * must still be >= 1); else report__add_sample fills it in. Valid for this report only. */
@@ -72,7 +75,10 @@ enum report_sort_key {
 	REPORT_SORT_UNIT,   /* the systemd unit of the cgroup (service, scope or slice) */
 	REPORT_SORT_SRCLINE, /* perf's srcline: "file.c:12" of the row's address (report_frame's
 			      * srcline; rows of one function split by line) */
+	REPORT_SORT_PARENT,  /* perf's parent: the sample's caller matching -p's regex, or
+			      * "[other]" (report_sample.parent) */
 };
+#define REPORT_SORT_LAST REPORT_SORT_PARENT
 #define REPORT_MAX_SORT_KEYS 8
 
 /* perf's -F/--fields: a column of the table. */
@@ -123,6 +129,12 @@ struct report_opts {
 	 * outermost function it matches are left out, the sample counted as that function's.
 	 * NULL: none. report_set__new fails with EINVAL when it does not compile. */
 	const char *ignore_callees;
+	/* perf's -p/--parent: an extended regex naming the parents (with it, the parent key is
+	 * added to the sort keys if missing; without it, a parent key takes perf's default
+	 * "^sys_|^do_page_fault"); exclude_other (-x): samples without a parent count in the
+	 * totals but show in no row. */
+	const char *parent;
+	bool exclude_other;
 	bool no_demangle;         /* --no-demangle: symbols named as their files spell them
 				   * (ELF version included); inlined functions keep their names */
 	enum report_graph graph;

@@ -56,6 +56,7 @@ struct tnode {          /* prefix tree of stacks, root first; node 0 is the empt
 struct ctx {            /* who ran: everything a row key may need besides the frame */
 	uint32_t comm;
 	uint32_t cgroup, unit;  /* interned cgroup path and unit name */
+	uint32_t parent;        /* interned parent symbol (report_sample.parent), NONE: none */
 	int32_t pid, tid, cpu;
 	uint32_t leaf_kernel;   /* the sample's mode (frames[0].kernel) */
 	uint32_t filtered;      /* excluded by --pid/--tid/--comm, or the caller's filters
@@ -116,6 +117,7 @@ struct report {
 	int32_t last_pid, last_tid, last_cpu;
 	const char *last_comm_ptr;
 	const char *last_cgroup_ptr;
+	const char *last_parent_ptr;
 	bool last_thread_filtered;      /* its --pid/--tid/--comm outcome */
 
 	struct rec *recs;
@@ -146,6 +148,7 @@ struct gctx {
 struct ekey {
 	uint32_t comm, dso, frame;
 	uint32_t cgroup, unit;
+	uint32_t parent;
 	int32_t tid, cpu;
 	uint32_t addr_lo, addr_hi; /* unresolved symbol: the address (frame is then NONE) */
 	uint32_t unresolved;
@@ -156,6 +159,7 @@ struct entry {
 	struct ekey key;
 	uint32_t frame, comm;   /* what the row shows */
 	uint32_t cgroup, unit;
+	uint32_t parent;        /* string id, NONE: "[other]" */
 	bool filtered;          /* created by a filtered sample: hidden, as in perf */
 	uint64_t addr;          /* unresolved: the address shown and sorted on */
 	bool kernel;            /* "[k]": the mode when the row was created */

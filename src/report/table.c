@@ -27,7 +27,7 @@ static void sym_cell(const struct report *r, const struct entry *e, char *buf, s
 }
 
 struct widths {
-	size_t comm, dso, sym, pid, cgroup, unit, srcline;
+	size_t comm, dso, sym, pid, cgroup, unit, srcline, parent;
 	size_t row_limit;       /* the most a row holds (see struct line) */
 };
 
@@ -43,6 +43,7 @@ static void compute_widths(const struct view *v, struct widths *w)
 	w->cgroup = strlen("Cgroup");
 	w->unit = strlen("Unit");
 	w->srcline = strlen("Source:Line");
+	w->parent = strlen("Parent symbol");
 	for (size_t i = 0; i < v->nr_entries; i++) {
 		const struct entry *e = &v->entries[i];
 		const struct frame *f = &r->frames[e->frame];
@@ -52,6 +53,8 @@ static void compute_widths(const struct view *v, struct widths *w)
 		w->comm = col_max(w->comm, cl);
 		w->cgroup = col_max(w->cgroup, strlen(rep_str(r, e->cgroup)));
 		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
+		if (e->parent != NONE)
+			w->parent = col_max(w->parent, strlen(r->strs[e->parent]));
 		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm))) + 8);
 		if (f->sym != NONE) {
 			w->sym = col_max(w->sym, rep_sym_len(r, f) + 4);
@@ -186,6 +189,8 @@ static const char *key_header(enum report_sort_key k, const struct widths *w, si
 		return *wd = w->unit, "Unit";
 	case REPORT_SORT_SRCLINE:
 		return *wd = w->srcline, "Source:Line";
+	case REPORT_SORT_PARENT:
+		return *wd = w->parent, "Parent symbol";
 	}
 	return *wd = 0, "";
 }
@@ -331,6 +336,10 @@ static void key_cell(const struct report *r, const struct entry *e, enum report_
 	case REPORT_SORT_SRCLINE:
 		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->srcline,
 			 e->key.srcline != NONE ? r->strs[e->key.srcline] : "??:0");
+		break;
+	case REPORT_SORT_PARENT:
+		snprintf(cell, sz, "%-*s", (int)w->parent,
+			 e->parent != NONE ? r->strs[e->parent] : "[other]");
 		break;
 	}
 }

@@ -32,7 +32,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 	const struct report_opts *o = &r->opts;
 	struct ekey k;
 	memset(&k, 0, sizeof(k));
-	k.comm = k.dso = k.frame = k.cgroup = k.unit = k.srcline = NONE;
+	k.comm = k.dso = k.frame = k.cgroup = k.unit = k.srcline = k.parent = NONE;
 	k.tid = k.cpu = -1;
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		switch (o->sort_keys[i]) {
@@ -68,6 +68,9 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		case REPORT_SORT_SRCLINE:
 			k.srcline = r->frames[f].srcline;
 			break;
+		case REPORT_SORT_PARENT:
+			k.parent = cx->parent;
+			break;
 		}
 	}
 	uint32_t h = rep_hash_words((const uint32_t *)&k, sizeof(k) / 4);
@@ -87,6 +90,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		e->comm = cx->comm;
 		e->cgroup = cx->cgroup;
 		e->unit = cx->unit;
+		e->parent = cx->parent;
 		e->pid = cx->pid;
 		e->tid = cx->tid;
 		e->cpu = cx->cpu;
@@ -259,6 +263,10 @@ int rep_key_sort(const struct report *r, enum report_sort_key k, const struct en
 		break;
 	case REPORT_SORT_SRCLINE:
 		d = cmp_str_null_last(rep_str(r, a->key.srcline), rep_str(r, b->key.srcline));
+		break;
+	case REPORT_SORT_PARENT:
+		/* perf's sort__parent_cmp: by name, "[other]" last */
+		d = cmp_str_null_last(rep_str(r, a->parent), rep_str(r, b->parent));
 		break;
 	}
 	return d;

@@ -18,28 +18,8 @@ perf record -q -e cpu-clock -o k.data -- dd if=/dev/zero of=/dev/null bs=256 cou
 precord -q -e cpu-clock -o kp.data -- dd if=/dev/zero of=/dev/null bs=256 count=300000 \
 	> /dev/null 2>&1 || fail "precord dd failed"
 
-# big_rows: a table without its rows whose shares are all under 0.5%: those of one or two
-# samples, where the ends of DWARF unwinds (perf's and preport's) may differ; where a DWARF
-# unwind ends on a file's data, perf names the address after the symbol before it
-# (__quick_exit_funcs+0x7), preport shows it as an address
-big_rows() {
-	grep -vE '^$|^#$|^# (To display|\(Tip)' | awk '
-		/^#/ { print; next }
-		{ n = 0; big = 0
-		  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+%$/) { n++; if ($i + 0 >= 0.5) big = 1 }
-		  if (!n || big) print }'
-}
 # table FILE ARGS...: perf's and preport's tables (headers and rows) are the same text
-table() {
-	_f=$1
-	shift
-	perf report -i "$_f" --stdio "$@" 2> /dev/null | big_rows > perf.t
-	preport -i "$_f" "$@" > pre.out || fail "preport $* exit $?"
-	big_rows < pre.out > pre.t
-	[ "$(grep -vc '^#' perf.t)" -ge 1 ] || { cat perf.t; fail "perf printed too little for $*"; }
-	cmp -s perf.t pre.t || { diff perf.t pre.t | head -n 20 >&2; fail "$_f: -F: $* differs from perf's"; }
-	echo "ok: $_f: $*: $(wc -l < pre.t) lines as perf prints them"
-}
+table() { same_table -F "$@"; }
 
 for F in overhead,sym sym,overhead overhead_children,overhead,dso \
 	overhead,overhead_sys,overhead_us,sample,period,comm,sym sample,overhead,sym period,comm \
