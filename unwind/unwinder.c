@@ -394,9 +394,15 @@ const char *unwind_frame__name(const struct unwind_frame *f)
 int unwind_frame__inlines(const struct unwind_frame *f, uint64_t addr,
 			  const struct inline_frame **ret)
 {
+	return f->unwound ? unwind_frame__lines(f, addr, ret) : 0;
+}
+
+int unwind_frame__lines(const struct unwind_frame *f, uint64_t addr,
+			const struct inline_frame **ret)
+{
 	struct elf_file *ef;
 
-	if (!f->unwound || !f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
+	if (!f->sym || !f->dso || f->kernel || dso__kind(f->dso) != DSO_FILE)
 		return 0;
 	ef = dso__elf(f->dso);
 	return ef ? elf_file__inlines(ef, addr, f->sym, ret) : 0;

@@ -93,5 +93,9 @@ struct inline_frame;
  * elf_file__inlines. Returns the number of frames, 0 when there are none, or -ENOMEM. */
 int unwind_frame__inlines(const struct unwind_frame *f, uint64_t addr,
 			  const struct inline_frame **ret);
+/* The same records for any frame of a user-space symbol, a recorded chain's too (perf expands
+ * none there, but its srclines are addr2line's all the same). */
+int unwind_frame__lines(const struct unwind_frame *f, uint64_t addr,
+			const struct inline_frame **ret);
 
 #endif

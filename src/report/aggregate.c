@@ -191,7 +191,8 @@ static void emit(const struct frames_how *h, const struct unwind_frame *f,
 	if (*n >= max)
 		return;
 	convert(f, h->mangled, &base);
-	if (nr <= 0 || !h->expand) {	/* no DWARF there, or --no-inline: the frame as it is */
+	if (nr <= 0 || !h->expand || !f->unwound) {	/* no DWARF there, --no-inline, a recorded
+							 * chain's: the frame as it is */
 		if (h->sb)
 			base.srcline = nr > 0 ? record_srcline(h->sb, &in[0]) :
 						plain_srcline(h->sb, f, &base);
@@ -263,7 +264,10 @@ static size_t frames_of(const struct frames_how *h, const struct report_session_
 		size_t k = h->order == REPORT_INLINE_ROOT_FIRST ? nf - 1 - j : j;
 		const struct unwind_frame *f = &s->frames[k];
 		const struct inline_frame *in = NULL;
-		int nr = unwind_frame__inlines(f, f->addr - (f->caller ? 1 : 0), &in);
+		uint64_t addr = f->addr - (f->caller ? 1 : 0);
+		/* a recorded chain's frames: their lines, never their inlined functions */
+		int nr = f->unwound ? unwind_frame__inlines(f, addr, &in) :
+			 h->sb ? unwind_frame__lines(f, addr, &in) : 0;
 
 		if (nr > 0 && used + (size_t)nr > MAX_FRAMES)
 			nr = 0;

@@ -105,8 +105,8 @@ preport -i i.data --no-children -g none --sort srcline | grep -qE '^ +[0-9.]+% +
 # directory: this tree's, and libc's ./math/../sysdeps)
 VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline --full-source-path
 preport -i i.data --no-children -g none --sort srcline --full-source-path |
-	grep -qE "^ +[0-9.]+% +$(readlink -f "$TOP")/tests/workloads/inlines\.cc:[0-9]+" ||
-	fail "--full-source-path shows no $(readlink -f "$TOP")/tests/workloads/inlines.cc line"
+	grep -qE '^ +[0-9.]+% +/.*/tests/workloads/inlines\.cc:[0-9]+' ||
+	fail "--full-source-path shows no /.../tests/workloads/inlines.cc line"
 # ... with call graphs: a caller is one node whatever the line it calls from (perf's chains
 # match by function), not one per call site
 for g in caller callee; do
@@ -156,4 +156,8 @@ preport -i fp.data --children -g none | upto1 | unmapped_mode > pre.fp
 ! grep -q "(inlined)" perf.fp || fail "perf 6.1 shows inlined functions in a frame-pointer recording"
 diff perf.fp pre.fp || fail "the frame-pointer recording's table differs from perf's"
 echo "ok: frame pointers: $(wc -l < pre.fp) rows as perf prints them, no inlined functions"
+# ... but their source lines, as addr2line gives them (they were ??:0)
+VIEWS="--no-children -g none" compare_reports "srcline (frame pointers)" fp.data --sort dso,srcline
+preport -i fp.data --no-children -g none --sort srcline | grep -qE '^ +[0-9.]+% +inlines\.cc:[0-9]+' ||
+	fail "frame pointers: --sort srcline shows no inlines.cc line"
 echo ok
