@@ -147,8 +147,8 @@ static void usage(FILE *f)
 "                         character in a cell becomes '.')\n"
 "      --inline           show functions inlined at each frame as 'NAME (inlined)' (default)\n"
 "      --no-inline        frames as they are, without inlined functions\n"
-"      --no-demangle      symbols named as their files spell them (C++ names mangled, ELF\n"
-"                         versions kept); --demangle is the default\n"
+"      --no-demangle      symbols named as their files spell them (C++ names mangled, with\n"
+"                         the ELF version demangling drops); --demangle is the default\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline,\n"
 "                         parent\n"
 "                         (default comm,dso,sym)\n"
@@ -193,8 +193,9 @@ static void usage(FILE *f)
 "      --ignore-callees REGEX   the frames under the outermost function REGEX matches are\n"
 "                         left out and the sample counts as that function's: its callers\n"
 "                         gathered in one place (every chain, DWARF ones too; not --pprof)\n"
-"  -p, --parent REGEX     a Parent symbol column: the first caller REGEX matches, in the\n"
-"                         graph's order, or [other] (-s parent alone: '^sys_|^do_page_fault')\n"
+"  -p, --parent REGEX     a Parent symbol column: the first function of the chain (the\n"
+"                         sample's own included) REGEX matches, in the graph's order, or\n"
+"                         [other] (-s parent alone: '^sys_|^do_page_fault')\n"
 "  -x, --exclude-other    only rows of samples with a parent (the others still count)\n"
 "  -U, --hide-unresolved  only samples whose own address a symbol holds (the others count\n"
 "                         nowhere), their chains without the frames no symbol holds, as perf\n"
@@ -223,7 +224,8 @@ enum {
 	OPT_STDIO = 256, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_FOLDED, OPT_FLAME, OPT_STATS,
 	OPT_HEADER, OPT_PID, OPT_TID, OPT_COMM, OPT_CGROUP, OPT_CPU, OPT_MAXSTACK, OPT_FORCE, OPT_REPAIR,
 	OPT_VERSION, OPT_PPROF, OPT_UNWIND_TO, OPT_OFF_CPU, OPT_WALL, OPT_PERCENT_LIMIT, OPT_TIME,
-	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_FULL_PATH, OPT_IGNORE_CALLEES, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
+	OPT_INLINE, OPT_NO_INLINE, OPT_DEMANGLE, OPT_NO_DEMANGLE, OPT_CPU_UTIL, OPT_FULL_PATH,
+	OPT_IGNORE_CALLEES, OPT_SINCE, OPT_UNTIL, OPT_HEADER_ONLY, OPT_DSOS, OPT_SYMBOLS,
 	OPT_TOTAL_PERIOD, OPT_PERCENTAGE, OPT_SYMBOL_FILTER, OPT_FIELD_SEP, OPT_HIDE_UNRESOLVED,
 	OPT_FIELDS, OPT_SYMFS, OPT_KALLSYMS, OPT_HIERARCHY,
 };
@@ -312,7 +314,6 @@ static int add_arg(struct cli *c, const char *arg)
 	return -1;
 }
 
-/* One option into cli. Returns -1 to go on, or the exit status to leave with. */
 /* Whether re compiles as an extended regex; if not, says so for option opt (example: one that
  * would). */
 static bool regex_ok(const char *opt, const char *re, const char *example)
@@ -331,6 +332,7 @@ static bool regex_ok(const char *opt, const char *re, const char *example)
 	return false;
 }
 
+/* One option into cli. Returns -1 to go on, or the exit status to leave with. */
 static int parse_opt(struct cli *c, int opt)
 {
 	long v;
@@ -530,11 +532,18 @@ static int parse_args(struct cli *c, int argc, char **argv)
 		err("unexpected argument '%s' (the input file is given with -i)", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (c->ro.parent && !report__sorts_by(&c->ro, REPORT_SORT_PARENT) &&
+	    (c->ro.nr_sort_keys ? c->ro.nr_sort_keys : 3) >= REPORT_MAX_SORT_KEYS) {
+		err("too many sort keys with -p/--parent: its parent key makes %d, at most %d (give fewer -s keys, or put parent among them)",
+		    REPORT_MAX_SORT_KEYS + 1, REPORT_MAX_SORT_KEYS);
+		return EXIT_USAGE;
+	}
 	if (c->off_cpu && c->wall) {
 		err("--off-cpu and --wall are two views of one recording: choose one");
 		return EXIT_USAGE;
 	}
-	if (c->ro.nr_fields && !c->ro.fields_append && !c->ro.nr_sort_keys) {
+	/* (-p's parent key is one) */
+	if (c->ro.nr_fields && !c->ro.fields_append && !c->ro.nr_sort_keys && !c->ro.parent) {
 		bool key = false;
 
 		for (size_t i = 0; i < c->ro.nr_fields; i++)
@@ -555,7 +564,7 @@ static int parse_args(struct cli *c, int argc, char **argv)
 	if (c->children_set)
 		c->ro.no_children = !c->children;
 	/* Folded stacks and flame graphs stand for perf script's chains, resolved leaf first:
-	 * inlined frames are named as perf script names them (see report_frames__from_unwind_inline). */
+	 * inlined frames are named as perf script names them (see frames_of in report/aggregate.c). */
 	if (c->inverted)
 		c->ro.order = REPORT_ORDER_CALLER;
 	if ((c->folded || c->flame) && c->ro.order == REPORT_ORDER_DEFAULT)

@@ -398,15 +398,15 @@ static int name_match(struct name_regex *x, const char *name)
 }
 
 /* The first of the n frames f (leaf first) whose name x matches, in the order perf walks a
- * chain: from the root in caller order, else from the leaf. *at gets its index (n: none).
- * Returns 0 or -ENOMEM. */
+ * chain: from the root in caller order, else from the leaf; frame skip (n: none) is not looked
+ * at. *at gets its index (n: none). Returns 0 or -ENOMEM. */
 static int first_match(struct name_regex *x, bool from_root, const struct report_frame *f,
-		       size_t n, size_t *at)
+		       size_t n, size_t skip, size_t *at)
 {
 	*at = n;
 	for (size_t j = 0; j < n; j++) {
 		size_t k = from_root ? n - 1 - j : j;
-		int m = f[k].sym ? name_match(x, f[k].sym) : 0;
+		int m = f[k].sym && k != skip ? name_match(x, f[k].sym) : 0;
 
 		if (m < 0)
 			return m;
@@ -474,21 +474,23 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	sample.nr_frames = frames_of(&how, s, rs->frames, MAX_FRAMES, &self);
 	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines || s->frames[0].off_chain)
 		sample.self = &self;
-	if (rs->parent.on) {
-		size_t at;
+	size_t parent_at = sample.nr_frames;
 
-		if (first_match(&rs->parent, rs->caller, rs->frames, sample.nr_frames, &at) < 0)
+	if (rs->parent.on) {
+		if (first_match(&rs->parent, rs->caller, rs->frames, sample.nr_frames,
+				sample.nr_frames, &parent_at) < 0)
 			return -ENOMEM;
-		sample.parent = at < sample.nr_frames ? rs->frames[at].sym : NULL;
+		sample.parent = parent_at < sample.nr_frames ? rs->frames[parent_at].sym : NULL;
 		if (m)
 			m->parent = sample.parent;
 	}
 	/* perf's --ignore-callees: the frames under the outermost function that matches are
-	 * left out, and the sample counts as that function's */
+	 * left out, and the sample counts as that function's; the parent's frame is not one
+	 * (perf tests it for the parent, else for the callees) */
 	if (rs->ignore.on) {
 		size_t at;
 
-		if (first_match(&rs->ignore, true, rs->frames, sample.nr_frames, &at) < 0)
+		if (first_match(&rs->ignore, true, rs->frames, sample.nr_frames, parent_at, &at) < 0)
 			return -ENOMEM;
 		if (at < sample.nr_frames) {
 			self = rs->frames[at];
@@ -532,9 +534,10 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
 		rs->mangled = o->no_demangle;
 		rs->caller = caller;
-		/* perf's default parent pattern, for a parent key without -p */
+		/* perf's default parent pattern, for a parent key without -p; none for a parent
+		 * column of -F's alone (perf's parent is then always [other]) */
 		if ((o->ignore_callees && compile(&rs->ignore, o->ignore_callees) < 0) ||
-		    ((o->parent || report__wants_key(o, REPORT_SORT_PARENT)) &&
+		    ((o->parent || report__sorts_by(o, REPORT_SORT_PARENT)) &&
 		     compile(&rs->parent, o->parent ? o->parent : "^sys_|^do_page_fault") < 0)) {
 			report_set__free(rs);
 			errno = EINVAL;

@@ -107,11 +107,18 @@ int report__parse_fields(const char *list, struct report_opts *opts, char *bad, 
 	return 0;
 }
 
-bool report__wants_key(const struct report_opts *o, enum report_sort_key k)
+bool report__sorts_by(const struct report_opts *o, enum report_sort_key k)
 {
 	for (size_t i = 0; i < o->nr_sort_keys; i++)
 		if (o->sort_keys[i] == k)
 			return true;
+	return false;
+}
+
+bool report__wants_key(const struct report_opts *o, enum report_sort_key k)
+{
+	if (report__sorts_by(o, k))
+		return true;
 	for (size_t i = 0; i < o->nr_fields; i++)
 		if (o->fields[i].kind == REPORT_FIELD_KEY && o->fields[i].key == k)
 			return true;

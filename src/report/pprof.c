@@ -287,7 +287,7 @@ static int64_t inlined_function_id(struct pprof_writer *w, const struct inline_f
 {
 	struct pfunc fn = { .key = NULL };
 
-	fn.name = intern(w, in->name);
+	fn.name = intern(w, w->no_demangle ? in->raw : in->name);
 	fn.filename = in->file ? intern(w, in->file) : 0;
 	if (fn.name < 0 || fn.filename < 0)
 		return -ENOMEM;

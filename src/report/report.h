@@ -197,6 +197,8 @@ int report__parse_fields(const char *list, struct report_opts *opts, char *bad, 
 
 /* Whether the report sorts by key k: a -s key or a -F field. */
 bool report__wants_key(const struct report_opts *opts, enum report_sort_key k);
+/* ... a -s key (before -F's fields join them). */
+bool report__sorts_by(const struct report_opts *opts, enum report_sort_key k);
 
 /* Parse perf's -g argument: comma-separated "graph"/"none", "caller"/"callee" and a threshold
  * number, any subset in any order. Returns 0 or -EINVAL (opts untouched). */

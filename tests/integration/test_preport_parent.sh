@@ -26,6 +26,12 @@ same_table parent dd.data --children -g none -s parent -p '^(__x64_sys|ksys)_'
 same_table parent dd.data -g none -s parent,comm -t , -p '^ksys_'
 same_table parent dd.data --hierarchy -s comm,parent -p "$SYS"
 same_table parent dd.data --no-children -g none -F overhead,sym -p "$SYS"
+# -p's key is one -F may rely on; a parent column of -F's alone has no pattern (all [other]);
+# a frame that is the parent is not one --ignore-callees matches (perf tests it for the
+# parent first), so the same regex for both changes nothing
+same_table parent dd.data --no-children -g none -F overhead -p '^ksys_'
+same_table parent dd.data --no-children -g none -F overhead,parent
+same_table parent dd.data --no-children -g none -p '^ksys_' --ignore-callees '^ksys_'
 # the syscalls split dd's time: read's and write's rows hold a good part of it
 preport -i dd.data --no-children -g none -s parent -p '^ksys_' > t.txt
 for f in ksys_read ksys_write; do
@@ -63,4 +69,10 @@ rc=$?
 set -e
 assert_eq "$rc" 2 "exit status of a -p regex that does not compile"
 grep -q "invalid -p/--parent '\['" err.txt || { cat err.txt >&2; fail "the message does not name -p"; }
+set +e
+preport -i dd.data -s comm,dso,sym,pid,cpu,cgroup,unit,srcline -p x > /dev/null 2> err.txt
+rc=$?
+set -e
+assert_eq "$rc" 2 "exit status of -p with eight other keys"
+grep -q "too many sort keys with -p/--parent" err.txt || { cat err.txt >&2; fail "-p with eight other keys: unclear message"; }
 echo ok

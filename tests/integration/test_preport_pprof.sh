@@ -111,6 +111,10 @@ grep -q '^__unguarded_partition (inline)' inl_rows.tsv ||
 pre_self inl.data > pre.tsv
 pprof_flat inl.pb.gz -noinlines > pp.tsv
 rows=$(agree inl.data) || fail "inl.data: pprof's flat shares (-noinlines) disagree with preport's self table"
+# --no-demangle names inlined functions by their linkage names too
+preport -q -i inl.data --no-demangle --pprof nd-inl.pb.gz || fail "preport --no-demangle --pprof failed (inlines)"
+go tool pprof -raw -symbolize=none nd-inl.pb.gz 2> /dev/null | grep -q ' _ZN9__gnu_cxx17__normal_iterator' ||
+	fail "--no-demangle: no inlined function named by its linkage name (_ZN9__gnu_cxx17__normal_iterator...)"
 echo "ok: inlines: $(wc -l < inl_rows.tsv) inlined functions with 1%+ of pprof's flat share; $rows functions agree by symbol"
 
 set +e
