@@ -568,6 +568,17 @@ START_TEST(test_parse_options)
 	ck_assert_int_eq(report__parse_callgraph("fractal,nan", &o), -EINVAL);
 	ck_assert_int_eq(report__parse_callgraph("-nan", &o), -EINVAL);
 	ck_assert_int_eq(report__parse_callgraph("101", &o), -EINVAL);
+	/* perf's: the first number the threshold, the next print_limit; the value by name */
+	ck_assert_int_eq(report__parse_callgraph("graph,0.5,3,callee,count", &o), 0);
+	ck_assert(o.min_percent == 0.5);
+	ck_assert_uint_eq(o.print_limit, 3);
+	ck_assert_int_eq(o.graph_value, REPORT_VALUE_COUNT);
+	ck_assert_int_eq(report__parse_callgraph("period", &o), 0);
+	ck_assert_int_eq(o.graph_value, REPORT_VALUE_PERIOD);
+	ck_assert_int_eq(report__parse_callgraph("1,-2", &o), -EINVAL);
+	ck_assert_int_eq(report__parse_callgraph("1,2.5", &o), -EINVAL);
+	ck_assert_int_eq(report__parse_callgraph("1,4294967296", &o), -EINVAL);
+	ck_assert_uint_eq(o.print_limit, 3); /* untouched on failure */
 
 	struct report_opts bad = { .nr_sort_keys = 1, .sort_keys = { 99 } };
 	errno = 0;

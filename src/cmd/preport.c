@@ -159,9 +159,10 @@ static void usage(FILE *f)
 "                         overhead_children, overhead_sys, overhead_us, sample, period and\n"
 "                         sort keys (-s's keys follow as columns); the rows ordered by -s's\n"
 "                         keys, then by these; +FIELDS adds them to the default columns\n"
-"  -g, --call-graph ARG   graph, fractal, flat, folded or none, caller or callee, and a minimum\n"
-"                         percent, e.g. -g caller,1 (default graph,0.5); refused, but\n"
-"                         none, in a file without call chains\n"
+"  -g, --call-graph ARG   graph, fractal, flat, folded or none, caller or callee, a minimum\n"
+"                         percent and the most branches a level, percent, period or count,\n"
+"                         e.g. -g caller,1 (default graph,0.5); refused, but none, in a file\n"
+"                         without call chains\n"
 "  -G, --inverted         -g caller\n"
 "      --off-cpu          where threads waited (precord --off-cpu files): each blocking\n"
 "                         stack weighted by the time until the thread ran again, in ns,\n"
@@ -385,7 +386,7 @@ static int parse_opt(struct cli *c, int opt)
 	case 'g':
 		c->graph_set = true;
 		if (report__parse_callgraph(optarg, &c->ro) < 0) {
-			err("invalid call graph option '%s': expected graph, fractal, flat, folded or none, caller or callee, and a minimum percent, e.g. caller,0.5", optarg);
+			err("invalid call graph option '%s': expected graph, fractal, flat, folded or none, caller or callee, percent, period or count, function, a minimum percent (0-100) and the most branches a level (a whole number), e.g. caller,0.5 or graph,0.5,3,count", optarg);
 			return EXIT_USAGE;
 		}
 		break;

@@ -151,14 +151,39 @@ static int gmask_reserve(struct gctx *g, size_t depth)
 	return 0;
 }
 
-/* The line of a branch's first frame (its share of total) or of a later one (share < 0). */
-static void branch_line(struct gctx *g, size_t depth, double share, const char *name)
+/* perf's callchain value (-g percent, period, count) of a branch or chain: period and count,
+ * its share of total. */
+static const char *value_str(const struct gctx *g, uint64_t period, uint64_t count,
+			     uint64_t total, char *buf, size_t sz)
+{
+	switch (g->v->r->opts.graph_value) {
+	case REPORT_VALUE_PERIOD:
+		snprintf(buf, sz, "%" PRIu64, period);
+		break;
+	case REPORT_VALUE_COUNT:
+		snprintf(buf, sz, "%" PRIu64, count);
+		break;
+	default:
+		snprintf(buf, sz, "%.2f%%", rep_pct(period, total));
+		break;
+	}
+	return buf;
+}
+
+/* Whether the n-th entry printed (from 1) is the last print_limit allows. */
+static bool at_limit(const struct gctx *g, size_t n)
+{
+	return g->v->r->opts.print_limit && n == g->v->r->opts.print_limit;
+}
+
+/* The line of a branch's first frame (with its value) or of a later one (value NULL). */
+static void branch_line(struct gctx *g, size_t depth, const char *value, const char *name)
 {
 	gmargin(g);
 	for (size_t i = 0; i < depth; i++) {
 		fputc(g->mask[i] ? '|' : ' ', g->fp);
-		if (share >= 0 && i == depth - 1)
-			fprintf(g->fp, "--%.2f%%--", share);
+		if (value && i == depth - 1)
+			fprintf(g->fp, "--%s--", value);
 		else
 			fputs("          ", g->fp);
 	}
@@ -169,8 +194,8 @@ static void branch_line(struct gctx *g, size_t depth, double share, const char *
 static int print_level(struct gctx *g, uint32_t parent, size_t depth, uint64_t total)
 {
 	const struct view *v = g->v;
-	char name[4096];
-	uint64_t remaining = total;
+	char name[4096], val[32];
+	uint64_t remaining = total, counted = 0;
 	size_t n;
 
 	if (gmask_reserve(g, depth) < 0)
@@ -182,31 +207,42 @@ static int print_level(struct gctx *g, uint32_t parent, size_t depth, uint64_t t
 		uint32_t c = kids[k];
 
 		remaining -= v->cnodes[c].cumul;
+		counted += v->cnodes[c].cumul_n;
 		/* The separator keeps the old mask; the last child's lines drop its pipe (in
 		 * fractal, unless a "[...]" line for the branches under the threshold follows). */
 		gmargin(g);
 		for (size_t i = 0; i < depth; i++)
 			fputs(g->mask[i] ? "|          " : "           ", g->fp);
 		fputc('\n', g->fp);
+		/* (a branch cut by print_limit keeps its pipe, as in perf) */
 		if (k + 1 == n && (!g->fractal || !remaining))
 			g->mask[depth - 1] = false;
 
 		int line = 0;
-		uint32_t last = c;
+		uint32_t end = c;
 		for (uint32_t x = c; x != NONE; x = run_next(v, x), line++) {
-			last = x;
+			end = x;
 			cell_name(v->r, v->cnodes[x].frame, name, sizeof(name));
-			branch_line(g, depth, line ? -1 : rep_pct(v->cnodes[c].cumul, total), name);
+			branch_line(g, depth, line ? NULL : value_str(g, v->cnodes[c].cumul,
+								       v->cnodes[c].cumul_n, total,
+								       val, sizeof(val)), name);
 		}
 		g->mask[depth] = true;
-		int err = print_level(g, last, depth + 1,
-				      g->fractal ? v->cnodes[last].cumul - v->cnodes[last].hit : total);
+		int err = print_level(g, end, depth + 1,
+				      g->fractal ? v->cnodes[end].cumul - v->cnodes[end].hit : total);
 		if (err)
 			return err;
+		if (at_limit(g, k + 1))
+			break;
 	}
 	if (g->fractal && remaining && remaining != total) {
+		/* perf's count of the rest: the parent's children's samples less those shown */
+		uint64_t rest_n = v->cnodes[parent].cumul_n - v->cnodes[parent].hit_n - counted;
+
+		if (v->r->opts.graph_value == REPORT_VALUE_COUNT && (int64_t)rest_n <= 0)
+			return 0;
 		g->mask[depth - 1] = false;
-		branch_line(g, depth, rep_pct(remaining, total), "[...]");
+		branch_line(g, depth, value_str(g, remaining, rest_n, total, val, sizeof(val)), "[...]");
 	}
 	return 0;
 }
@@ -233,8 +269,13 @@ int rep_print_graph(struct gctx *g, const struct entry *e)
 	/* A single root that carries the whole row is printed as "---" without a percentage. */
 	if (n == 1 && v->cnodes[roots[0]].cumul == parent_samples) {
 		int i = 0;
+		size_t shown = 0;
+
 		for (uint32_t x = roots[0]; x != NONE; x = run_next(v, x), i++) {
 			start = x;
+			/* past print_limit's lines the run goes on unprinted (perf's) */
+			if (at_limit(g, shown))
+				continue;
 			if (i == 0 && !r->opts.nr_fields && r->opts.sort_keys[0] == REPORT_SORT_SYM)
 				continue;
 			if (!printed) {
@@ -249,6 +290,7 @@ int rep_print_graph(struct gctx *g, const struct entry *e)
 			}
 			cell_name(r, v->cnodes[x].frame, name, sizeof(name));
 			fprintf(g->fp, "%s\n", name);
+			shown++;
 		}
 	}
 	if (gmask_reserve(g, 1) < 0)
@@ -328,14 +370,18 @@ int rep_print_chains(struct gctx *g, const struct entry *e, bool folded)
 	for (size_t i = 0; !err && i < ch.n; i++) {
 		const struct cnode *c = &v->cnodes[ch.ids[i]];
 		bool first = true;
+		char val[32];
 
 		/* flat gives what passes through the chain's end, folded what ends there */
 		if (folded)
-			fprintf(g->fp, "%.2f%% ", rep_pct(c->hit, g->total));
+			fprintf(g->fp, "%s ", value_str(g, c->hit, c->hit_n, g->total, val, sizeof(val)));
 		else
-			fprintf(g->fp, "           %.2f%%\n", rep_pct(c->cumul, g->total));
+			fprintf(g->fp, "           %s\n",
+				value_str(g, c->cumul, c->cumul_n, g->total, val, sizeof(val)));
 		print_path(g, e->croot, ch.ids[i], folded, &first);
 		fputc('\n', g->fp);
+		if (at_limit(g, i + 1))
+			break;
 	}
 	free(ch.ids);
 	return err;

@@ -145,7 +145,7 @@ int report__parse_callgraph(const char *arg, struct report_opts *opts)
 	struct report_opts o = *opts;
 	_cleanup_free_ char *copy = strdup(arg ? arg : "");
 	char *save = NULL;
-	bool any = false;
+	bool any = false, threshold = false;
 
 	if (!copy)
 		return -ENOMEM;
@@ -160,13 +160,26 @@ int report__parse_callgraph(const char *arg, struct report_opts *opts)
 			o.order = REPORT_ORDER_CALLER;
 		else if (!strcmp(t, "callee"))
 			o.order = REPORT_ORDER_CALLEE;
-		else if (!strcmp(t, "function") || !strcmp(t, "percent"))
-			; /* perf's defaults, accepted */
-		else {
+		else if (!strcmp(t, "function"))
+			; /* perf's default key, accepted */
+		else if (!strcmp(t, "percent"))
+			o.graph_value = REPORT_VALUE_PERCENT;
+		else if (!strcmp(t, "period"))
+			o.graph_value = REPORT_VALUE_PERIOD;
+		else if (!strcmp(t, "count"))
+			o.graph_value = REPORT_VALUE_COUNT;
+		else if (!threshold) { /* perf: the first number the threshold, then print_limit */
 			double d = strtod(t, &end);
 			if (end == t || *end || !(d >= 0 && d <= 100)) /* NaN too */
 				return -EINVAL;
 			o.min_percent = d;
+			threshold = true;
+		} else {
+			errno = 0;
+			unsigned long l = strtoul(t, &end, 10);
+			if (end == t || *end || t[0] == '-' || errno || l > UINT32_MAX)
+				return -EINVAL;
+			o.print_limit = (uint32_t)l;
 		}
 	}
 	if (!any)

@@ -105,6 +105,13 @@ enum report_graph {
 	REPORT_GRAPH_FRACTAL, /* perf's "fractal": the tree, each branch's share of its parent's */
 };
 
+/* perf's -g value: what a call-graph branch shows */
+enum report_graph_value {
+	REPORT_VALUE_PERCENT, /* its share of the total (of its parent's, fractal) */
+	REPORT_VALUE_PERIOD,  /* the period of the samples through it */
+	REPORT_VALUE_COUNT,   /* their number */
+};
+
 enum report_order {
 	REPORT_ORDER_DEFAULT, /* perf's: caller with children, callee without */
 	REPORT_ORDER_CALLER,
@@ -140,6 +147,10 @@ struct report_opts {
 	enum report_graph graph;
 	enum report_order order;
 	double min_percent;       /* call-graph threshold in percent of the total; < 0: 0.5 */
+	enum report_graph_value graph_value;
+	uint32_t print_limit;     /* perf's -g print_limit: at most this many branches a level
+				   * (and lines of a single root's run, chains of flat and
+				   * folded); 0: all */
 	/* Folded stacks and the flame graph count periods, in this unit ("ns" for off-CPU and
 	 * wall-clock profiles, whose periods are times), rather than samples. NULL: samples. */
 	const char *period_unit;

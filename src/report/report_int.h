@@ -174,7 +174,8 @@ struct entry {
 struct cnode {
 	uint32_t frame, parent;
 	uint32_t first_child, next_sibling, nr_children;
-	uint64_t hit, cumul;    /* chains ending here; chains through here */
+	uint64_t hit, cumul;    /* chains ending here; chains through here (periods) */
+	uint64_t hit_n, cumul_n; /* ... their samples */
 };
 
 struct view {

@@ -129,7 +129,7 @@ static bool cnode_eq(const void *c, uint32_t id, const void *key)
 
 /* Append a chain of n frames (display order, frames[i * step] from base) to e's call tree. */
 static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int n, int step,
-			uint64_t period)
+			uint64_t period, uint64_t count)
 {
 	/* an empty chain adds nothing, not even to the root's total (perf's callchain_append) */
 	if (!n)
@@ -138,6 +138,7 @@ static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int
 		return -ENOMEM;
 	uint32_t cur = e->croot;
 	v->cnodes[cur].cumul += period;
+	v->cnodes[cur].cumul_n += count;
 	for (int i = 0; i < n; i++) {
 		uint32_t k[2] = { cur, v->r->frames[fr[i * step]].graph };
 		uint32_t h = rep_hash_words(k, 2);
@@ -152,8 +153,10 @@ static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int
 		}
 		cur = sl->id1 - 1;
 		v->cnodes[cur].cumul += period;
+		v->cnodes[cur].cumul_n += count;
 	}
 	v->cnodes[cur].hit += period;
+	v->cnodes[cur].hit_n += count;
 	return 0;
 }
 
@@ -186,8 +189,8 @@ static int view_add_rec(struct view *v, uint32_t ri)
 	if ((uint32_t)n > e->max_depth)
 		e->max_depth = n;
 	if (v->graph) {
-		int err = caller ? chain_append(v, e, f + n - 1, n, -1, rc->period)
-				 : chain_append(v, e, f, n, 1, rc->period);
+		int err = caller ? chain_append(v, e, f + n - 1, n, -1, rc->period, rc->count)
+				 : chain_append(v, e, f, n, 1, rc->period, rc->count);
 		if (err)
 			return err;
 	}
@@ -210,8 +213,8 @@ static int view_add_rec(struct view *v, uint32_t ri)
 		if ((uint32_t)len > e->max_depth)
 			e->max_depth = len;
 		if (v->graph) {
-			int err = caller ? chain_append(v, e, f + i, len, -1, rc->period)
-					 : chain_append(v, e, f + i, len, 1, rc->period);
+			int err = caller ? chain_append(v, e, f + i, len, -1, rc->period, rc->count)
+					 : chain_append(v, e, f + i, len, 1, rc->period, rc->count);
 			if (err)
 				return err;
 		}

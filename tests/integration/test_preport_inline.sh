@@ -68,8 +68,10 @@ echo "ok: --no-demangle --symbols $sym: $n_pre rows, as perf"
 # (perf 6.1's "[...]" line of -g fractal reads a symbol it never initialised: it may say
 # "[...] (inlined)". fractal shows the deep branches that graph's 0.5% of all samples hides;
 # there perf's tree of inlined frames differs as described above: --no-inline.)
+# (perf's print_limit, the number after the threshold: at most that many branches a level)
 for g in "-g flat,caller" "-g folded" "-G -g folded,callee" "-g flat,0.1,callee --sort sym" \
-	"-g fractal --no-inline" "-g fractal,2,caller --sort sym --no-inline"; do
+	"-g fractal --no-inline" "-g fractal,2,caller --sort sym --no-inline" "-g graph,0.5,2,callee" \
+	"-g caller,0.5,1" "-g fractal,0.5,2,callee --no-inline"; do
 	# shellcheck disable=SC2086
 	perf report -i i.data --stdio --no-children $g 2> /dev/null | upto1 |
 		sed 's/\[\.\.\.\] (inlined)$/[...]/' > perf.g
