@@ -449,6 +449,32 @@ START_TEST(test_parent)
 }
 END_TEST
 
+/* The srcfile key: a row per source file of the Self frames, "" where none is known; the
+ * functions of one file are one row. */
+START_TEST(test_srcfile)
+{
+	struct report_opts o = { .no_children = true, .graph = REPORT_GRAPH_NONE,
+				 .nr_sort_keys = 1, .sort_keys = { REPORT_SORT_SRCFILE } };
+	struct report_frame a[] = { F("w", "main") }, b[] = { F("w", "work") },
+			    k[] = { F("[kernel.kallsyms]", "schedule") };
+	char *out = NULL;
+
+	a[0].srcfile = b[0].srcfile = "w.c";
+	k[0].srcfile = "";
+	k[0].kernel = true;
+	struct report *r = report__new(&o);
+	ck_assert_ptr_nonnull(r);
+	add(r, "w", 1, 1, 0, 10, a, 1);
+	add(r, "w", 1, 1, 0, 10, b, 1);
+	add(r, "w", 1, 1, 0, 10, k, 1);
+	CAPTURE(out, report__fprintf(r, FP, NULL));
+	ck_assert_ptr_nonnull(strstr(out, "# Overhead  Source File\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\n    66.67%  w.c\n    33.33%  \n"));
+	free(out);
+	report__free(r);
+}
+END_TEST
+
 /* --hierarchy: a level per key, each row the sum of those under it, the largest first. */
 START_TEST(test_hierarchy)
 {
@@ -1108,6 +1134,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_hierarchy);
 	tcase_add_test(tc, test_parent);
+	tcase_add_test(tc, test_srcfile);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_percent_and_header);

@@ -150,9 +150,10 @@ static void usage(FILE *f)
 "      --no-demangle      symbols named as their files spell them (C++ names mangled, with\n"
 "                         the ELF version demangling drops); --demangle is the default\n"
 "  -s, --sort KEYS        comma-separated: comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline,\n"
-"                         parent\n"
+"                         srcfile, parent\n"
 "                         (default comm,dso,sym)\n"
-"      --full-source-path   srclines with the source file's path, not its base name\n"
+"      --full-source-path   srclines and srcfiles with the source file's path, not its base\n"
+"                         name\n"
 "      --hierarchy        a level per sort key, each row the sum of those under it, as perf's\n"
 "                         (self overhead; call graphs under the last level)\n"
 "  -F, --fields FIELDS    the table's columns in this order, as perf's: overhead,\n"
@@ -370,7 +371,7 @@ static int parse_opt(struct cli *c, int opt)
 	case OPT_FULL_PATH: c->ro.full_source_path = true; break;
 	case 's':
 		if (report__parse_sort(optarg, &c->ro) < 0) {
-			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline, parent", optarg);
+			err("invalid sort keys '%s': expected a comma-separated list of comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline, srcfile, parent", optarg);
 			return EXIT_USAGE;
 		}
 		break;
@@ -378,7 +379,7 @@ static int parse_opt(struct cli *c, int opt)
 		char bad[64];
 
 		if (report__parse_fields(optarg, &c->ro, bad, sizeof(bad)) < 0) {
-			err("invalid -F/--fields '%s': unknown field '%s'; expected overhead, overhead_children, overhead_sys, overhead_us, sample, period or a sort key (comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline, parent)", optarg, bad);
+			err("invalid -F/--fields '%s': unknown field '%s'; expected overhead, overhead_children, overhead_sys, overhead_us, sample, period or a sort key (comm, dso, sym, pid, tid, cpu, cgroup, unit, srcline, srcfile, parent)", optarg, bad);
 			return EXIT_USAGE;
 		}
 		break;
@@ -639,7 +640,8 @@ static int add_inputs(const struct cli *c, struct report_session *s)
 /* Whether a report with these options reads DWARF: inlined frames, or a srcline key. */
 static bool wants_dwarf(const struct report_opts *ro)
 {
-	return !ro->no_inline || report__wants_key(ro, REPORT_SORT_SRCLINE);
+	return !ro->no_inline || report__wants_key(ro, REPORT_SORT_SRCLINE) ||
+	       report__wants_key(ro, REPORT_SORT_SRCFILE);
 }
 
 /* Why the input did not open: reason, or for a missing file what to do. */

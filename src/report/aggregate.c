@@ -61,6 +61,7 @@ struct report_set {
 	enum report_inline inlines;
 	bool mangled;           /* --no-demangle: symbols named as their files spell them */
 	bool srclines;          /* a report sorts by srcline */
+	bool srcfiles;          /* ... by srcfile */
 	struct report_frame frames[MAX_FRAMES];
 	struct srcbuf sb;
 	struct chain_memo memo[CHAIN_MEMO];
@@ -120,6 +121,16 @@ static const char *plain_srcline(struct srcbuf *b, const struct unwind_frame *f,
 			  (unsigned long long)rf->map_ip);
 }
 
+/* perf's srcfile of a record: its file, "" without one. */
+static const char *record_srcfile(struct srcbuf *b, const struct inline_frame *in)
+{
+	if (!in->file)
+		return "";
+	if (!b->full_path)
+		return srcbuf_add(b, "%s", base_name(in->file));
+	return srcbuf_add(b, "%s%s%s", in->dir ? in->dir : "", in->dir ? "/" : "", in->file);
+}
+
 static const char *record_srcline(struct srcbuf *b, const struct inline_frame *in)
 {
 	if (!in->file)
@@ -151,8 +162,22 @@ struct frames_how {
 	enum report_inline order; /* the order the DWARF is asked in (NONE: not asked) */
 	bool expand;              /* inlined functions become frames of their own */
 	bool mangled;             /* --no-demangle */
-	struct srcbuf *sb;        /* NULL: no srclines */
+	struct srcbuf *sb;        /* NULL: no srclines nor srcfiles */
+	bool srclines, srcfiles;  /* which of them (into sb) */
 };
+
+/* Frame o's srcline and srcfile as the sort keys ask (nothing without h->sb): from its record
+ * in (NULL: none, perf's fallbacks). f is the frame o is made of. */
+static void set_src(const struct frames_how *h, struct report_frame *o,
+		    const struct unwind_frame *f, const struct inline_frame *in)
+{
+	if (!h->sb)
+		return;
+	if (h->srclines)
+		o->srcline = in ? record_srcline(h->sb, in) : plain_srcline(h->sb, f, o);
+	if (h->srcfiles)
+		o->srcfile = in ? record_srcfile(h->sb, in) : "";
+}
 
 /* The name a frame's symbol is shown by: demangled as perf shows it, or as the file spells it
  * (perf's --no-demangle, ELF version included). */
@@ -193,9 +218,7 @@ static void emit(const struct frames_how *h, const struct unwind_frame *f,
 	convert(f, h->mangled, &base);
 	if (nr <= 0 || !h->expand || !f->unwound) {	/* no DWARF there, --no-inline, a recorded
 							 * chain's: the frame as it is */
-		if (h->sb)
-			base.srcline = nr > 0 ? record_srcline(h->sb, &in[0]) :
-						plain_srcline(h->sb, f, &base);
+		set_src(h, &base, f, nr > 0 ? &in[0] : NULL);
 		out[(*n)++] = base;
 		return;
 	}
@@ -212,8 +235,7 @@ static void emit(const struct frames_how *h, const struct unwind_frame *f,
 			o->sym = h->mangled ? in[i].raw : in[i].name;
 		o->inlined = inlined;
 		o->expanded = true;
-		if (h->sb)
-			o->srcline = record_srcline(h->sb, &in[i]);
+		set_src(h, o, f, &in[i]);
 	}
 }
 
@@ -245,8 +267,7 @@ static size_t frames_of(const struct frames_how *h, const struct report_session_
 		n = frames_of(h, &rest, out, max, NULL);
 		if (ret_self) {
 			convert(&s->frames[0], h->mangled, ret_self);
-			if (h->sb)
-				ret_self->srcline = plain_srcline(h->sb, &s->frames[0], ret_self);
+			set_src(h, ret_self, &s->frames[0], NULL);
 		}
 		return n;
 	}
@@ -282,9 +303,7 @@ static size_t frames_of(const struct frames_how *h, const struct report_session_
 		emit(h, &s->frames[k], copy + first[k], nrs[k], out, &n, max);
 	if (ret_self && nf) {
 		convert(&s->frames[0], h->mangled, ret_self);
-		if (h->sb)
-			ret_self->srcline = nrs[0] > 0 ? record_srcline(h->sb, &copy[first[0]]) :
-							 plain_srcline(h->sb, &s->frames[0], ret_self);
+		set_src(h, ret_self, &s->frames[0], nrs[0] > 0 ? &copy[first[0]] : NULL);
 	}
 	return n;
 }
@@ -440,12 +459,15 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	bool hit = false;
 	struct chain_memo *m = s->nr_frames ? chain_memo(rs, s, &hit) : NULL;
 	/* With srclines, --no-inline still asks the DWARF (for lines, expanding nothing). */
+	bool src = rs->srclines || rs->srcfiles;
 	struct frames_how how = {
 		.order = rs->inlines != REPORT_INLINE_NONE ? rs->inlines :
-			 rs->srclines ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
+			 src ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
 		.expand = rs->inlines != REPORT_INLINE_NONE,
 		.mangled = rs->mangled,
-		.sb = rs->srclines ? &rs->sb : NULL,
+		.sb = src ? &rs->sb : NULL,
+		.srclines = rs->srclines,
+		.srcfiles = rs->srcfiles,
 	};
 	struct report_sample sample = {
 		.comm = s->comm,
@@ -472,7 +494,7 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 		return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 	}
 	sample.nr_frames = frames_of(&how, s, rs->frames, MAX_FRAMES, &self);
-	if (rs->inlines != REPORT_INLINE_NONE || rs->srclines || s->frames[0].off_chain)
+	if (rs->inlines != REPORT_INLINE_NONE || src || s->frames[0].off_chain)
 		sample.self = &self;
 	size_t parent_at = sample.nr_frames;
 
@@ -532,6 +554,7 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 		rs->inlines = o->no_inline ? REPORT_INLINE_NONE :
 			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
 		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
+		rs->srcfiles = report__wants_key(o, REPORT_SORT_SRCFILE);
 		rs->mangled = o->no_demangle;
 		rs->caller = caller;
 		/* perf's default parent pattern, for a parent key without -p; none for a parent

@@ -25,7 +25,7 @@ static int key_by_name(const char *t)
 		{ "pid", REPORT_SORT_PID },       { "tid", REPORT_SORT_PID },
 		{ "cpu", REPORT_SORT_CPU },       { "cgroup", REPORT_SORT_CGROUP },
 		{ "unit", REPORT_SORT_UNIT },     { "srcline", REPORT_SORT_SRCLINE },
-		{ "parent", REPORT_SORT_PARENT },
+		{ "parent", REPORT_SORT_PARENT }, { "srcfile", REPORT_SORT_SRCFILE },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

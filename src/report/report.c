@@ -75,6 +75,7 @@ static bool frame_eq(const void *c, uint32_t id, const void *key)
 	const struct frame *a = &r->frames[id], *b = key;
 	return a->dso == b->dso && a->sym == b->sym && a->kernel == b->kernel &&
 	       a->sym_start == b->sym_start && a->srcline == b->srcline &&
+	       a->srcfile == b->srcfile &&
 	       (a->sym != NONE || (a->ip == b->ip && a->map_ip == b->map_ip));
 }
 
@@ -102,6 +103,8 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 	}
 	if (!err)
 		err = intern(r, f->srcline, &k.srcline);
+	if (!err)
+		err = intern(r, f->srcfile, &k.srcfile);
 	if (err)
 		return err;
 	/* Resolved frames are one function whatever the ip (perf's sort_key=function); the
@@ -114,8 +117,9 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 		k.sym_start = f->sym_start;
 	}
 	uint64_t a = k.ip ^ rep_mix64(k.map_ip) ^ rep_mix64(k.sym_start + 1);
-	uint32_t w[6] = { k.dso, k.sym, (uint32_t)a, (uint32_t)(a >> 32), k.kernel, k.srcline };
-	uint32_t h = rep_hash_words(w, 6);
+	uint32_t w[7] = { k.dso, k.sym, (uint32_t)a, (uint32_t)(a >> 32), k.kernel, k.srcline,
+			  k.srcfile };
+	uint32_t h = rep_hash_words(w, 7);
 	if (rep_htab_reserve(&r->frame_ht) < 0)
 		return -ENOMEM;
 	struct slot *sl = rep_htab_probe(&r->frame_ht, h, frame_eq, r, &k);
@@ -124,10 +128,10 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 		return 0;
 	}
 	k.graph = r->nr_frames;
-	if (k.srcline != NONE) {
+	if (k.srcline != NONE || k.srcfile != NONE) {
 		struct report_frame nosrc = *f;
 
-		nosrc.srcline = NULL;
+		nosrc.srcline = nosrc.srcfile = NULL;
 		if ((err = frame_id(r, &nosrc, &k.graph)) < 0)
 			return err;
 		/* (the table grew: the slot is found again) */
@@ -140,7 +144,7 @@ static int frame_id(struct report *r, const struct report_frame *f, uint32_t *re
 	/* A resolved frame keeps the first addresses seen: they order siblings in graphs. */
 	if (k.sym != NONE && !k.sym_start)
 		k.ip = f->ip;
-	if (k.srcline == NONE)
+	if (k.srcline == NONE && k.srcfile == NONE)
 		k.graph = r->nr_frames;
 	r->frames[r->nr_frames] = k;
 	rep_htab_set(&r->frame_ht, sl, h, r->nr_frames);

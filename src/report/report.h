@@ -34,6 +34,8 @@ struct report_frame {
 			   * innermost first): consecutive expanded frames of equal ip are one
 			   * location, as pprof's Location.line lists */
 	const char *srcline; /* "file.c:12" as perf's srcline shows it; NULL: unknown */
+	const char *srcfile; /* "file.c" as perf's srcfile shows it ("" unknown); NULL: not
+			      * asked for */
 };
 
 struct report_sample {
@@ -77,8 +79,10 @@ enum report_sort_key {
 			      * srcline; rows of one function split by line) */
 	REPORT_SORT_PARENT,  /* perf's parent: the sample's caller matching -p's regex, or
 			      * "[other]" (report_sample.parent) */
+	REPORT_SORT_SRCFILE, /* perf's srcfile: the source file of the row's address
+			      * (report_frame's srcfile) */
 };
-#define REPORT_SORT_LAST REPORT_SORT_PARENT
+#define REPORT_SORT_LAST REPORT_SORT_SRCFILE
 #define REPORT_MAX_SORT_KEYS 8
 
 /* perf's -F/--fields: a column of the table. */
@@ -131,7 +135,8 @@ struct report_opts {
 	bool relative;            /* --percentage relative: shares of the rows shown (the
 				   * filters' leftovers), not of every sample */
 	bool no_inline;           /* --no-inline: frames as they are, no inlined functions */
-	bool full_source_path;    /* srclines with the file's path as the DWARF gives it */
+	bool full_source_path;    /* srclines and srcfiles with the file's path as addr2line
+				   * gives it, not its base name */
 	/* perf's --ignore-callees: an extended regex; in each chain the frames under the
 	 * outermost function it matches are left out, the sample counted as that function's.
 	 * NULL: none. report_set__new fails with EINVAL when it does not compile. */

@@ -43,7 +43,9 @@ struct frame {
 	bool kernel;
 	bool inlined;   /* sym is "NAME (inlined)" */
 	uint32_t srcline; /* string id or NONE: set only when sorting by srcline */
-	uint32_t graph;   /* the frame a call graph shows: this one without its srcline (perf's
+	uint32_t srcfile; /* string id or NONE: set only when sorting by srcfile */
+	uint32_t graph;   /* the frame a call graph shows: this one without its srcline and
+			   * srcfile (perf's
 			   * chains match by function, whatever the line) */
 	uint32_t dso_seq; /* report_frame.dso_seq of the first sight */
 };
@@ -153,6 +155,7 @@ struct ekey {
 	uint32_t addr_lo, addr_hi; /* unresolved symbol: the address (frame is then NONE) */
 	uint32_t unresolved;
 	uint32_t srcline;       /* string id, NONE: not a key */
+	uint32_t srcfile;       /* string id, NONE: not a key */
 };
 
 struct entry {

@@ -27,7 +27,7 @@ static void sym_cell(const struct report *r, const struct entry *e, char *buf, s
 }
 
 struct widths {
-	size_t comm, dso, sym, pid, cgroup, unit, srcline, parent;
+	size_t comm, dso, sym, pid, cgroup, unit, srcline, parent, srcfile;
 	size_t row_limit;       /* the most a row holds (see struct line) */
 };
 
@@ -44,6 +44,7 @@ static void compute_widths(const struct view *v, struct widths *w)
 	w->unit = strlen("Unit");
 	w->srcline = strlen("Source:Line");
 	w->parent = strlen("Parent symbol");
+	w->srcfile = strlen("Source File");
 	for (size_t i = 0; i < v->nr_entries; i++) {
 		const struct entry *e = &v->entries[i];
 		const struct frame *f = &r->frames[e->frame];
@@ -65,6 +66,8 @@ static void compute_widths(const struct view *v, struct widths *w)
 		w->dso = col_max(w->dso, f->dso != NONE ? strlen(r->strs[f->dso]) : strlen("[unknown]"));
 		if (e->key.srcline != NONE)
 			w->srcline = col_max(w->srcline, strlen(r->strs[e->key.srcline]));
+		if (e->key.srcfile != NONE)
+			w->srcfile = col_max(w->srcfile, strlen(r->strs[e->key.srcfile]));
 	}
 }
 
@@ -191,6 +194,8 @@ static const char *key_header(enum report_sort_key k, const struct widths *w, si
 		return *wd = w->srcline, "Source:Line";
 	case REPORT_SORT_PARENT:
 		return *wd = w->parent, "Parent symbol";
+	case REPORT_SORT_SRCFILE:
+		return *wd = w->srcfile, "Source File";
 	}
 	return *wd = 0, "";
 }
@@ -340,6 +345,10 @@ static void key_cell(const struct report *r, const struct entry *e, enum report_
 	case REPORT_SORT_PARENT:
 		snprintf(cell, sz, "%-*s", (int)w->parent,
 			 e->parent != NONE ? r->strs[e->parent] : "[other]");
+		break;
+	case REPORT_SORT_SRCFILE:
+		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->srcfile,
+			 e->key.srcfile != NONE ? r->strs[e->key.srcfile] : "");
 		break;
 	}
 }

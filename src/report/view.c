@@ -32,7 +32,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 	const struct report_opts *o = &r->opts;
 	struct ekey k;
 	memset(&k, 0, sizeof(k));
-	k.comm = k.dso = k.frame = k.cgroup = k.unit = k.srcline = k.parent = NONE;
+	k.comm = k.dso = k.frame = k.cgroup = k.unit = k.srcline = k.parent = k.srcfile = NONE;
 	k.tid = k.cpu = -1;
 	for (size_t i = 0; i < o->nr_sort_keys; i++) {
 		switch (o->sort_keys[i]) {
@@ -70,6 +70,9 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 			break;
 		case REPORT_SORT_PARENT:
 			k.parent = cx->parent;
+			break;
+		case REPORT_SORT_SRCFILE:
+			k.srcfile = r->frames[f].srcfile;
 			break;
 		}
 	}
@@ -270,6 +273,9 @@ int rep_key_sort(const struct report *r, enum report_sort_key k, const struct en
 	case REPORT_SORT_PARENT:
 		/* perf's sort__parent_cmp: by name, "[other]" last */
 		d = cmp_str_null_last(rep_str(r, a->parent), rep_str(r, b->parent));
+		break;
+	case REPORT_SORT_SRCFILE:
+		d = cmp_str_null_last(rep_str(r, a->key.srcfile), rep_str(r, b->key.srcfile));
 		break;
 	}
 	return d;

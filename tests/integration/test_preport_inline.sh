@@ -109,6 +109,16 @@ VIEWS="--no-children -g none" compare_reports "srcline" i.data --sort srcline --
 preport -i i.data --no-children -g none --sort srcline --full-source-path |
 	grep -qE '^ +[0-9.]+% +/.*/tests/workloads/inlines\.cc:[0-9]+' ||
 	fail "--full-source-path shows no /.../tests/workloads/inlines.cc line"
+# --sort srcfile: the rows' source files (the innermost inlined function's: stl_algo.h), base
+# names or with --full-source-path the paths; the call graphs under them are perf's
+VIEWS="--no-children -g none" compare_reports "srcfile" i.data --sort srcfile
+VIEWS="--no-children -g none" compare_reports "srcfile" i.data --sort srcfile,sym --full-source-path
+preport -i i.data --no-children -g none --sort srcfile | grep -qE '^ +[0-9.]+% +stl_algo\.h' ||
+	fail "--sort srcfile shows no stl_algo.h row"
+perf report -i i.data --stdio --no-children -g caller --sort srcfile 2> /dev/null | upto1 > perf.g
+preport -i i.data --no-children -g caller --sort srcfile | upto1 > pre.g
+same_graph perf.g pre.g || { diff perf.g pre.g >&2; keep; fail "--sort srcfile -g caller: the call graph differs from perf's"; }
+echo "ok: --sort srcfile -g caller: $(wc -l < pre.g) lines as perf prints them"
 # ... with call graphs: a caller is one node whatever the line it calls from (perf's chains
 # match by function), not one per call site
 for g in caller callee; do
@@ -160,6 +170,7 @@ diff perf.fp pre.fp || fail "the frame-pointer recording's table differs from pe
 echo "ok: frame pointers: $(wc -l < pre.fp) rows as perf prints them, no inlined functions"
 # ... but their source lines, as addr2line gives them (they were ??:0)
 VIEWS="--no-children -g none" compare_reports "srcline (frame pointers)" fp.data --sort dso,srcline
+VIEWS="--no-children -g none" compare_reports "srcfile (frame pointers)" fp.data --sort srcfile
 preport -i fp.data --no-children -g none --sort srcline | grep -qE '^ +[0-9.]+% +inlines\.cc:[0-9]+' ||
 	fail "frame pointers: --sort srcline shows no inlines.cc line"
 echo ok
