@@ -524,13 +524,32 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 }
 
+static const char *session_comm(void *ctx, int32_t tid)
+{
+	return report_session__comm(ctx, tid);
+}
+
+/* After the pass: the threads' last names, for perf's pid column. */
+static int finish(void *ctx, struct report_session *s)
+{
+	struct report_set *rs = ctx;
+
+	for (size_t i = 0; i < rs->nr; i++) {
+		int err = report__final_comms(rs->reports[i], session_comm, s);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 struct report_set *report_set__new(struct report_session *s, const struct report_opts *opts,
 				   bool children_set)
 {
 	struct perf_reader *r = report_session__reader(s);
 	struct report_opts def = { .min_percent = -1, .graph = REPORT_GRAPH_GRAPH };
 	struct report_set *rs = calloc(1, sizeof(*rs));
-	struct report_sink sink = { .sample = add_sample, .ctx = rs };
+	struct report_sink sink = { .sample = add_sample, .finish = finish, .ctx = rs };
 
 	if (!rs)
 		return NULL;

@@ -288,6 +288,19 @@ size_t rep_sym_len(const struct report *r, const struct frame *f)
 	return f->inlined ? n - strlen(REP_INLINED_SUFFIX) : n;
 }
 
+int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int32_t tid),
+			void *ctx)
+{
+	for (size_t i = 0; i < r->nr_tidcomms; i++) {
+		const char *c = comm_of(ctx, r->tidcomms[i].tid);
+		int err = c ? intern(r, c, &r->tidcomms[i].comm) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback)
 {
 	uint32_t w = (uint32_t)tid;

@@ -230,6 +230,12 @@ struct report *report__new(const struct report_opts *opts);
  * report is unchanged). */
 int report__add_sample(struct report *r, const struct report_sample *s);
 
+/* perf's pid column names a thread by its last name in the recording, which may come after
+ * its last sample (a thread renamed, or exec'd, late): each thread's name from comm_of (NULL:
+ * keep the one of its last sample). Call after the last sample. Returns 0 or -ENOMEM. */
+int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int32_t tid),
+			void *ctx);
+
 /* Totals as perf's header shows them: samples and period counted, filtered rows included. */
 uint64_t report__nr_samples(const struct report *r);
 uint64_t report__total_period(const struct report *r);

@@ -1240,6 +1240,11 @@ const struct report_session_stats *report_session__stats(struct report_session *
 	return &s->st;
 }
 
+const char *report_session__comm(struct report_session *s, int32_t tid)
+{
+	return s->m ? machine__comm_of(s->m, -1, tid) : NULL;
+}
+
 const char *report_session__event_name(struct report_session *s, size_t idx)
 {
 	return idx < s->st.nr_attrs ? s->names[idx] : "unknown";

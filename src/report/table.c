@@ -50,7 +50,9 @@ static void compute_widths(const struct view *v, struct widths *w)
 		const struct frame *f = &r->frames[e->frame];
 		if (e->filtered)
 			continue;
-		size_t cl = strlen(rep_str(r, e->comm));
+		/* perf sizes the comm column by the row's thread's last name (its cells are cut to
+		 * that width: a name the thread dropped may be longer) */
+		size_t cl = strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
 		w->comm = col_max(w->comm, cl);
 		w->cgroup = col_max(w->cgroup, strlen(rep_str(r, e->cgroup)));
 		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
@@ -316,7 +318,7 @@ static void key_cell(const struct report *r, const struct entry *e, enum report_
 
 	switch (k) {
 	case REPORT_SORT_COMM:
-		snprintf(cell, sz, "%-*s", (int)w->comm, rep_str(r, e->comm));
+		snprintf(cell, sz, "%-*.*s", (int)w->comm, (int)w->comm, rep_str(r, e->comm));
 		break;
 	case REPORT_SORT_DSO:
 		snprintf(cell, sz, "%-*s", (int)w->dso, f->dso != NONE ? r->strs[f->dso] : "[unknown]");
