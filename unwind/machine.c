@@ -31,6 +31,7 @@ struct thread {
 	int32_t tid, pid;
 	const char *comm;
 	bool exited; /* kept for its comm: the kernel still samples a task after its EXIT */
+	bool reused; /* a FORK made the tid another thread's at least once */
 };
 
 struct interned {
@@ -483,6 +484,8 @@ int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int
 		p->comm = comm;
 		p->nr_threads = 0;
 	}
+	if ((t = thread_find(m, tid)))
+		t->reused = true;       /* a FORK names a new thread: the tid is reused */
 	t = thread_get(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
@@ -510,6 +513,13 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 	if (p && (tid == pid || (was_live && !p->nr_threads)))
 		proc_drop(m, p);
 	return 0;
+}
+
+const char *machine__last_comm(struct machine *m, int32_t tid)
+{
+	struct thread *t = thread_find(m, tid);
+
+	return t && !t->reused ? t->comm : NULL;
 }
 
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid)

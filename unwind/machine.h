@@ -71,6 +71,10 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid);
  * NULL when neither is known (never an error). */
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid);
 
+/* Thread tid's name now, NULL when unknown or when the tid was reused (another thread's by a
+ * FORK): whose name it is then cannot be told. */
+const char *machine__last_comm(struct machine *m, int32_t tid);
+
 /* A new reference to process pid's current maps (an empty process is created for an unknown
  * pid, so kernel maps still resolve). Returns NULL with errno ENOMEM. */
 struct map_snapshot *machine__snapshot(struct machine *m, int32_t pid);

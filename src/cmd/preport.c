@@ -637,7 +637,8 @@ static int add_inputs(const struct cli *c, struct report_session *s)
 	return 0;
 }
 
-/* Whether a report with these options reads DWARF: inlined frames, or a srcline key. */
+/* Whether a report with these options reads DWARF: inlined frames, or a srcline or srcfile
+ * key. */
 static bool wants_dwarf(const struct report_opts *ro)
 {
 	return !ro->no_inline || report__wants_key(ro, REPORT_SORT_SRCLINE) ||

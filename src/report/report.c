@@ -276,7 +276,7 @@ static int note_tid_comm(struct report *r, int32_t tid, uint32_t comm)
 	}
 	if (rep_grow(&r->tidcomms, &r->cap_tidcomms, r->nr_tidcomms, sizeof(*r->tidcomms)) < 0)
 		return -ENOMEM;
-	r->tidcomms[r->nr_tidcomms] = (struct tidcomm){ tid, comm };
+	r->tidcomms[r->nr_tidcomms] = (struct tidcomm){ tid, comm, false };
 	rep_htab_set(&r->tidcomm_ht, sl, h, r->nr_tidcomms++);
 	return 0;
 }
@@ -297,8 +297,23 @@ int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int3
 
 		if (err)
 			return err;
+		r->tidcomms[i].final = c != NULL;
 	}
 	return 0;
+}
+
+size_t rep_comm_width(const struct report *r, const struct entry *e)
+{
+	uint32_t w = (uint32_t)e->tid;
+	struct slot *sl = r->tidcomm_ht.slots ?
+		rep_htab_probe(&r->tidcomm_ht, rep_hash_words(&w, 1), tidcomm_eq, r, &e->tid) : NULL;
+	const struct tidcomm *tc = sl && sl->id1 ? &r->tidcomms[sl->id1 - 1] : NULL;
+	size_t own = strlen(rep_str(r, e->comm));
+
+	if (!tc)
+		return own;
+	size_t last = strlen(r->strs[tc->comm]);
+	return tc->final || last > own ? last : own;
 }
 
 uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback)

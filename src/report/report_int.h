@@ -75,6 +75,7 @@ struct rec {            /* one distinct (stack, context, self frame) with its co
 struct tidcomm {
 	int32_t tid;
 	uint32_t comm;
+	bool final;     /* comm is the thread's last name in the recording (report__final_comms) */
 };
 
 #define REPORT_MEMO 1024
@@ -220,6 +221,9 @@ int rep_grow(void *arr, size_t *cap, size_t n, size_t sz);
 const char *rep_str(const struct report *r, uint32_t id);
 /* The last comm seen for tid (perf shows a thread by its latest name), else fallback. */
 uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback);
+/* The width perf gives row e's comm: its thread's last name's; the row's own name's too when
+ * that last name is not known for sure (then no cell is cut). */
+size_t rep_comm_width(const struct report *r, const struct entry *e);
 /* The frame ids of tree node `node` into r->scratch, leaf first. Returns their number or
  * -ENOMEM. */
 int rep_rec_frames(struct report *r, uint32_t node);

@@ -1242,7 +1242,7 @@ const struct report_session_stats *report_session__stats(struct report_session *
 
 const char *report_session__comm(struct report_session *s, int32_t tid)
 {
-	return s->m ? machine__comm_of(s->m, -1, tid) : NULL;
+	return s->m ? machine__last_comm(s->m, tid) : NULL;
 }
 
 const char *report_session__event_name(struct report_session *s, size_t idx)

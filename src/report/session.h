@@ -188,7 +188,8 @@ int report_session__count(struct report_session *s);
 const struct report_session_stats *report_session__stats(struct report_session *s);
 
 /* Thread tid's name as the records read so far leave it (after a run: its last COMM), NULL
- * when none named it. Valid until the next run or free. */
+ * when none named it or when the tid was reused by another thread (then whose it is cannot be
+ * told). Valid until the next run or free. */
 const char *report_session__comm(struct report_session *s, int32_t tid);
 
 /* perf's name of event idx ("cpu-clock", or the EVENT_DESC name). Valid until free. */

@@ -52,8 +52,7 @@ static void compute_widths(const struct view *v, struct widths *w)
 			continue;
 		/* perf sizes the comm column by the row's thread's last name (its cells are cut to
 		 * that width: a name the thread dropped may be longer) */
-		size_t cl = strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
-		w->comm = col_max(w->comm, cl);
+		w->comm = col_max(w->comm, rep_comm_width(r, e));
 		w->cgroup = col_max(w->cgroup, strlen(rep_str(r, e->cgroup)));
 		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
 		if (e->parent != NONE)

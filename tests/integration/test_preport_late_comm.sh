@@ -49,6 +49,47 @@ for args in "--sort pid,comm" "--sort comm,pid" "--sort comm" "--sort comm,dso -
 	cmp -s perf.t pre.t || { diff perf.t pre.t >&2; fail "$args: differs from perf's"; }
 	echo "ok: $args: $(grep -c % pre.t) rows as perf prints them"
 done
+# A pid reused by another process with a shorter name: each row keeps its own name whole (whose
+# last name the reused tid's is cannot be told; perf knows: its rows hold their threads).
+# The pid is reused through ns_last_pid; when another process takes it first, that part is
+# not checked.
+cat > spin.c << 'SRC'
+#include <stdlib.h>
+#include <sys/prctl.h>
+volatile long sink;
+int main(int argc, char **argv)
+{
+	long n = atol(argv[2]);
+
+	prctl(PR_SET_NAME, argv[1]);
+	for (long i = 0; i < n; i++)
+		sink += i ^ (sink >> 3);
+	return 0;
+}
+SRC
+cc -O1 -o spin spin.c || fail "cc spin.c failed"
+cat > reuse.sh << 'SH'
+./spin aaaaaaaaaaaa 30000000 & p=$!; wait $p
+echo $((p - 1)) > /proc/sys/kernel/ns_last_pid
+./spin bb 30000000 & q=$!; wait $q
+[ "$p" = "$q" ] && echo reused > reused.txt
+SH
+rm -f reused.txt
+perf record -q -e cpu-clock -o reuse.data -- sh reuse.sh > /dev/null 2>&1 || fail "perf record sh reuse.sh failed"
+if [ -s reused.txt ]; then
+	for args in "" "--sort comm" "--sort comm,dso -t ,"; do
+		# shellcheck disable=SC2086
+		perf report -i reuse.data --stdio -g none $args 2> /dev/null | grep -E '^# [A-Z.]|%' |
+			grep -vE '^# (To display|\(Tip)' > perf.t
+		# shellcheck disable=SC2086
+		preport -i reuse.data -g none $args | grep -E '^# [A-Z.]|%' > pre.t
+		grep -q 'aaaaaaaaaaaa' pre.t || { cat pre.t; fail "reused pid, $args: the first process's name is cut"; }
+		cmp -s perf.t pre.t || { diff perf.t pre.t >&2; fail "reused pid, $args: differs from perf's"; }
+	done
+	echo "ok: a reused pid: its processes' rows keep their names, as perf's"
+else
+	echo "(the pid was not reused: another process took it; that part not checked)"
+fi
 preport -i r.data -g none --sort pid,comm | grep -qE ':late-name +early-nam( |$)' ||
 	fail "the worker's row does not show its last name and its samples' name, cut to nine"
 echo ok
