@@ -5,8 +5,8 @@
 # option) the text is perf 6.1's, graphs included. preport applies it to DWARF-unwound chains
 # too (perf 6.1 only to recorded chains) and in caller order the same way (perf's caller order
 # drops the callers instead): there the matched function's Self share must be its Children
-# share without the option, its callees must have no row, and the call graph under it must be
-# its callers. A regex that does not compile is refused, named, exit 2.
+# share without the option, its callees must keep no row of their time, and the call graph
+# under it must be its callers. A regex that does not compile is refused, named, exit 2.
 . "$(dirname "$0")/lib.sh"
 
 command -v perf > /dev/null 2>&1 || skip "perf is not installed"
@@ -37,7 +37,10 @@ for f in dw.data fp.data; do
 			fail "$f: preport exit $?"
 		self=$(awk '$NF == "run_round" { print ($2 ~ /%$/ ? $2 : $1) + 0 }' t.txt)
 		assert_eq "${self:-none}" "$children" "$f $ch: run_round's self share with --ignore-callees"
-		grep -q 'lib_crunch' t.txt && { cat t.txt; fail "$f $ch: a callee of run_round still has a row"; }
+		# (a sample whose frame-pointer chain skips run_round, taken as lib_crunch set up
+		# its frame, keeps a row of its own: 0.05%)
+		awk '$NF == "mix::lib_crunch" && $1 + 0 >= 0.5 { bad = 1 } END { exit !bad }' t.txt &&
+			{ cat t.txt; fail "$f $ch: a callee of run_round still has a row of its time"; }
 	done
 	for g in caller callee; do
 		preport -i $f --no-children -g $g --sort sym --ignore-callees '^run_round$' > g.txt
