@@ -10,6 +10,7 @@
 
 #include "perf/abi.h"
 #include "report/aggregate.h"
+#include "report/report_int.h"
 #include "unwind/elfcache.h"
 #include "unwind/inlines.h"
 #include "unwind/symbols.h"
@@ -46,7 +47,8 @@ struct name_regex {
 	bool on;
 	regex_t re;
 	struct name_answer { const char *name; bool match; } *answers;
-	size_t nr, cap;                 /* cap: 0 or a power of two */
+	size_t nr, cap;
+	struct htab ht;                 /* answers by name */
 };
 
 enum report_inline {
@@ -55,13 +57,19 @@ enum report_inline {
 	REPORT_INLINE_ROOT_FIRST, /* a caller-ordered one (-g caller, --children by default) */
 };
 
+/* How a sample's frames become report frames (frames_of). */
+struct frames_how {
+	enum report_inline order; /* the order the DWARF is asked in (NONE: not asked) */
+	bool expand;              /* inlined functions become frames of their own */
+	bool mangled;             /* --no-demangle */
+	struct srcbuf *sb;        /* NULL: no srclines nor srcfiles */
+	bool srclines, srcfiles;  /* which of them (into sb) */
+};
+
 struct report_set {
 	struct report **reports;
 	size_t nr;
-	enum report_inline inlines;
-	bool mangled;           /* --no-demangle: symbols named as their files spell them */
-	bool srclines;          /* a report sorts by srcline */
-	bool srcfiles;          /* ... by srcfile */
+	struct frames_how how;  /* the same for every sample */
 	struct report_frame frames[MAX_FRAMES];
 	struct srcbuf sb;
 	struct chain_memo memo[CHAIN_MEMO];
@@ -76,6 +84,7 @@ struct report_set {
 	bool caller;                    /* chains are walked from the root (perf's caller order) */
 };
 
+/* fmt's text copied into b until the sample's next frames; NULL when b is full. */
 static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
@@ -86,12 +95,12 @@ static const char *srcbuf_add(struct srcbuf *b, const char *fmt, ...)
 	int n;
 
 	if (room < 2)
-		return "??:0";
+		return NULL;
 	va_start(ap, fmt);
 	n = vsnprintf(at, room, fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= room)
-		return "??:0";
+		return NULL;
 	b->used += (size_t)n + 1;
 	return at;
 }
@@ -111,35 +120,41 @@ static const char *plain_srcline(struct srcbuf *b, const struct unwind_frame *f,
 {
 	size_t len = rf->sym ? strlen(rf->sym) : 0;
 	struct elf_file *ef;
+	const char *t;
 
 	if (f->dso && !f->kernel && dso__kind(f->dso) == DSO_FILE && (ef = dso__elf(f->dso)) &&
 	    elf_file__has_dwarf(ef) && rf->sym && !(len > 4 && !strcmp(rf->sym + len - 4, "@plt")))
 		return "??:0";
 	if (rf->sym)
-		return srcbuf_add(b, "%s+%llu", rf->sym, (unsigned long long)(rf->map_ip - rf->sym_start));
-	return srcbuf_add(b, "%s[%llx]", rf->dso ? rf->dso : "[unknown]",
-			  (unsigned long long)rf->map_ip);
+		t = srcbuf_add(b, "%s+%llu", rf->sym, (unsigned long long)(rf->map_ip - rf->sym_start));
+	else
+		t = srcbuf_add(b, "%s[%llx]", rf->dso ? rf->dso : "[unknown]",
+			       (unsigned long long)rf->map_ip);
+	return t ? t : "??:0";
 }
 
-/* perf's srcfile of a record: its file, "" without one. */
+/* perf's srcfile of a record: its file's base name, or with --full-source-path its path as
+ * binutils gives it (a relative one under its compilation's directory); "" without one. */
 static const char *record_srcfile(struct srcbuf *b, const struct inline_frame *in)
 {
+	const char *p;
+
 	if (!in->file)
 		return "";
 	if (!b->full_path)
-		return srcbuf_add(b, "%s", base_name(in->file));
-	return srcbuf_add(b, "%s%s%s", in->dir ? in->dir : "", in->dir ? "/" : "", in->file);
+		return base_name(in->file);
+	if (!in->dir)
+		return in->file;
+	p = srcbuf_add(b, "%s/%s", in->dir, in->file);
+	return p ? p : "";
 }
 
+/* perf's srcline of a record: its srcfile and line. */
 static const char *record_srcline(struct srcbuf *b, const struct inline_frame *in)
 {
-	if (!in->file)
-		return "??:0";
-	if (!b->full_path)
-		return srcbuf_add(b, "%s:%u", base_name(in->file), in->line);
-	/* binutils' path: the file's under the compilation's directory */
-	return srcbuf_add(b, "%s%s%s:%u", in->dir ? in->dir : "", in->dir ? "/" : "", in->file,
-			  in->line);
+	const char *p = in->file ? srcbuf_add(b, "%s:%u", record_srcfile(b, in), in->line) : NULL;
+
+	return p ? p : "??:0";
 }
 
 static const char *short_dso(const struct unwind_frame *f)
@@ -156,15 +171,6 @@ static const char *short_dso(const struct unwind_frame *f)
 	slash = strrchr(name, '/');
 	return slash ? slash + 1 : name;
 }
-
-/* How a sample's frames become report frames (frames_of). */
-struct frames_how {
-	enum report_inline order; /* the order the DWARF is asked in (NONE: not asked) */
-	bool expand;              /* inlined functions become frames of their own */
-	bool mangled;             /* --no-demangle */
-	struct srcbuf *sb;        /* NULL: no srclines nor srcfiles */
-	bool srclines, srcfiles;  /* which of them (into sb) */
-};
 
 /* Frame o's srcline and srcfile as the sort keys ask (nothing without h->sb): from its record
  * in (NULL: none, perf's fallbacks). f is the frame o is made of. */
@@ -380,40 +386,32 @@ static bool location_filtered(const struct report_set *rs, const struct report_s
 			return true;
 	}
 	return rs->symbols && !(f && f->sym && report__name_listed(rs->symbols, rs->nr_symbols,
-								      frame_name(f, rs->mangled)));
+								      frame_name(f, rs->how.mangled)));
+}
+
+static bool answer_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct name_regex *x = ctx;
+
+	return x->answers[id].name == key;
 }
 
 /* Whether name matches x's regex (1, else 0; -ENOMEM). */
 static int name_match(struct name_regex *x, const char *name)
 {
-	size_t i, mask;
+	uint32_t h = (uint32_t)rep_mix64((uintptr_t)name);
+	struct slot *sl;
 
-	if (x->nr * 2 >= x->cap) {
-		size_t nc = x->cap ? x->cap * 2 : 256;
-		struct name_answer *n = calloc(nc, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (size_t k = 0; k < x->cap; k++) {
-			const struct name_answer *a = &x->answers[k];
-
-			if (!a->name)
-				continue;
-			for (i = ((uintptr_t)a->name >> 4) & (nc - 1); n[i].name; i = (i + 1) & (nc - 1))
-				;
-			n[i] = *a;
-		}
-		free(x->answers);
-		x->answers = n;
-		x->cap = nc;
-	}
-	mask = x->cap - 1;
-	for (i = ((uintptr_t)name >> 4) & mask; x->answers[i].name; i = (i + 1) & mask)
-		if (x->answers[i].name == name)
-			return x->answers[i].match;
-	x->answers[i] = (struct name_answer){ name, regexec(&x->re, name, 0, NULL, 0) == 0 };
-	x->nr++;
-	return x->answers[i].match;
+	if (rep_htab_reserve(&x->ht) < 0)
+		return -ENOMEM;
+	sl = rep_htab_probe(&x->ht, h, answer_eq, x, name);
+	if (sl->id1)
+		return x->answers[sl->id1 - 1].match;
+	if (rep_grow(&x->answers, &x->cap, x->nr, sizeof(*x->answers)) < 0)
+		return -ENOMEM;
+	x->answers[x->nr] = (struct name_answer){ name, regexec(&x->re, name, 0, NULL, 0) == 0 };
+	rep_htab_set(&x->ht, sl, h, (uint32_t)x->nr);
+	return x->answers[x->nr++].match;
 }
 
 /* The first of the n frames f (leaf first) whose name x matches, in the order perf walks a
@@ -450,6 +448,7 @@ static void name_regex_free(struct name_regex *x)
 	if (x->on)
 		regfree(&x->re);
 	free(x->answers);
+	free(x->ht.slots);
 }
 
 static int add_sample(void *ctx, const struct report_session_sample *s)
@@ -458,17 +457,6 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	struct report_frame self;
 	bool hit = false;
 	struct chain_memo *m = s->nr_frames ? chain_memo(rs, s, &hit) : NULL;
-	/* With srclines, --no-inline still asks the DWARF (for lines, expanding nothing). */
-	bool src = rs->srclines || rs->srcfiles;
-	struct frames_how how = {
-		.order = rs->inlines != REPORT_INLINE_NONE ? rs->inlines :
-			 src ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
-		.expand = rs->inlines != REPORT_INLINE_NONE,
-		.mangled = rs->mangled,
-		.sb = src ? &rs->sb : NULL,
-		.srclines = rs->srclines,
-		.srcfiles = rs->srcfiles,
-	};
 	struct report_sample sample = {
 		.comm = s->comm,
 		.cgroup = s->cgroup,
@@ -493,8 +481,8 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 		sample.parent = m->parent;
 		return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 	}
-	sample.nr_frames = frames_of(&how, s, rs->frames, MAX_FRAMES, &self);
-	if (rs->inlines != REPORT_INLINE_NONE || src || s->frames[0].off_chain)
+	sample.nr_frames = frames_of(&rs->how, s, rs->frames, MAX_FRAMES, &self);
+	if (rs->how.expand || rs->how.sb || s->frames[0].off_chain)
 		sample.self = &self;
 	size_t parent_at = sample.nr_frames;
 
@@ -570,11 +558,20 @@ struct report_set *report_set__new(struct report_session *s, const struct report
 		bool caller = o->order == REPORT_ORDER_CALLER ||
 			      (o->order == REPORT_ORDER_DEFAULT && !o->no_children);
 
-		rs->inlines = o->no_inline ? REPORT_INLINE_NONE :
-			      caller ? REPORT_INLINE_ROOT_FIRST : REPORT_INLINE_LEAF_FIRST;
-		rs->srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
-		rs->srcfiles = report__wants_key(o, REPORT_SORT_SRCFILE);
-		rs->mangled = o->no_demangle;
+		bool srclines = report__wants_key(o, REPORT_SORT_SRCLINE);
+		bool srcfiles = report__wants_key(o, REPORT_SORT_SRCFILE);
+
+		/* with srclines, --no-inline still asks the DWARF (for lines, expanding nothing) */
+		rs->how = (struct frames_how){
+			.order = !o->no_inline ? (caller ? REPORT_INLINE_ROOT_FIRST :
+							   REPORT_INLINE_LEAF_FIRST) :
+				 srclines || srcfiles ? REPORT_INLINE_LEAF_FIRST : REPORT_INLINE_NONE,
+			.expand = !o->no_inline,
+			.mangled = o->no_demangle,
+			.sb = srclines || srcfiles ? &rs->sb : NULL,
+			.srclines = srclines,
+			.srcfiles = srcfiles,
+		};
 		rs->caller = caller;
 		/* perf's default parent pattern, for a parent key without -p; none for a parent
 		 * column of -F's alone (perf's parent is then always [other]) */
