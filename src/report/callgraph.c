@@ -239,7 +239,7 @@ static int print_level(struct gctx *g, uint32_t parent, size_t depth, uint64_t t
 		/* perf's count of the rest: the parent's children's samples less those shown */
 		uint64_t rest_n = v->cnodes[parent].cumul_n - v->cnodes[parent].hit_n - counted;
 
-		if (v->r->opts.graph_value == REPORT_VALUE_COUNT && (int64_t)rest_n <= 0)
+		if (v->r->opts.graph_value == REPORT_VALUE_COUNT && !rest_n)
 			return 0;
 		g->mask[depth - 1] = false;
 		branch_line(g, depth, value_str(g, remaining, rest_n, total, val, sizeof(val)), "[...]");

@@ -302,12 +302,21 @@ int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int3
 	return 0;
 }
 
+/* tid's entry in tidcomms, NULL when no sample of it came. */
+static const struct tidcomm *tidcomm_of(const struct report *r, int32_t tid)
+{
+	uint32_t w = (uint32_t)tid;
+	struct slot *sl;
+
+	if (!r->tidcomm_ht.slots)
+		return NULL;
+	sl = rep_htab_probe(&r->tidcomm_ht, rep_hash_words(&w, 1), tidcomm_eq, r, &tid);
+	return sl->id1 ? &r->tidcomms[sl->id1 - 1] : NULL;
+}
+
 size_t rep_comm_width(const struct report *r, const struct entry *e)
 {
-	uint32_t w = (uint32_t)e->tid;
-	struct slot *sl = r->tidcomm_ht.slots ?
-		rep_htab_probe(&r->tidcomm_ht, rep_hash_words(&w, 1), tidcomm_eq, r, &e->tid) : NULL;
-	const struct tidcomm *tc = sl && sl->id1 ? &r->tidcomms[sl->id1 - 1] : NULL;
+	const struct tidcomm *tc = tidcomm_of(r, e->tid);
 	size_t own = strlen(rep_str(r, e->comm));
 
 	if (!tc)
@@ -318,11 +327,9 @@ size_t rep_comm_width(const struct report *r, const struct entry *e)
 
 uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback)
 {
-	uint32_t w = (uint32_t)tid;
-	if (!r->tidcomm_ht.slots)
-		return fallback;
-	struct slot *sl = rep_htab_probe(&r->tidcomm_ht, rep_hash_words(&w, 1), tidcomm_eq, r, &tid);
-	return sl->id1 ? r->tidcomms[sl->id1 - 1].comm : fallback;
+	const struct tidcomm *tc = tidcomm_of(r, tid);
+
+	return tc ? tc->comm : fallback;
 }
 
 static bool in_list(const int32_t *l, size_t n, int32_t v)
@@ -402,9 +409,8 @@ static int setup_fields(struct report *r)
 		return 0;
 	}
 	/* perf's defaults: Children, Self, --show-cpu-utilization's sys and usr, -n's and
-	 * --show-total-period's numbers, a "+" list's
-	 * fields, the keys (not with --hierarchy, whose levels they are; it has no children);
-	 * rows by Children, Self, the keys */
+	 * --show-total-period's numbers, a "+" list's fields, the keys (not with --hierarchy,
+	 * whose levels they are; it has no children); rows by Children, Self, the keys */
 	r->self_header = !o->no_children;
 	if (!o->no_children)
 		r->cols[r->nr_cols++] = (struct report_field){ .kind = REPORT_FIELD_CHILDREN };

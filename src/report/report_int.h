@@ -45,8 +45,7 @@ struct frame {
 	uint32_t srcline; /* string id or NONE: set only when sorting by srcline */
 	uint32_t srcfile; /* string id or NONE: set only when sorting by srcfile */
 	uint32_t graph;   /* the frame a call graph shows: this one without its srcline and
-			   * srcfile (perf's
-			   * chains match by function, whatever the line) */
+			   * srcfile (perf's chains match by function, whatever the line) */
 	uint32_t dso_seq; /* report_frame.dso_seq of the first sight */
 };
 
@@ -151,7 +150,7 @@ struct gctx {
 struct ekey {
 	uint32_t comm, dso, frame;
 	uint32_t cgroup, unit;
-	uint32_t parent;
+	uint32_t parent;        /* string id, NONE: "[other]" (or not a key) */
 	int32_t tid, cpu;
 	uint32_t addr_lo, addr_hi; /* unresolved symbol: the address (frame is then NONE) */
 	uint32_t unresolved;
@@ -163,7 +162,6 @@ struct entry {
 	struct ekey key;
 	uint32_t frame, comm;   /* what the row shows */
 	uint32_t cgroup, unit;
-	uint32_t parent;        /* string id, NONE: "[other]" */
 	bool filtered;          /* created by a filtered sample: hidden, as in perf */
 	uint64_t addr;          /* unresolved: the address shown and sorted on */
 	bool kernel;            /* "[k]": the mode when the row was created */
@@ -259,14 +257,14 @@ const char *rep_single_value(const struct report_opts *o, enum report_sort_key k
 /* The sort keys (bit k for key k) whose columns are hidden: those filtered down to one value,
  * unless every key is. Computed once per report (struct report's elided). */
 uint32_t rep_elided_keys(const struct report_opts *o);
-/* Whether sort key k's column is hidden. It takes no part in the rows' order either (perf's
- * perf_hpp__should_skip). */
 /* Whether a and b are the same column: the same kind, and the same key for a key's. */
 static inline bool rep_field_eq(struct report_field a, struct report_field b)
 {
 	return a.kind == b.kind && (a.kind != REPORT_FIELD_KEY || a.key == b.key);
 }
 
+/* Whether sort key k's column is hidden. It takes no part in the rows' order either (perf's
+ * perf_hpp__should_skip). */
 static inline bool rep_elided(const struct report *r, enum report_sort_key k)
 {
 	return r->elided >> k & 1;

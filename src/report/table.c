@@ -55,8 +55,8 @@ static void compute_widths(const struct view *v, struct widths *w)
 		w->comm = col_max(w->comm, rep_comm_width(r, e));
 		w->cgroup = col_max(w->cgroup, strlen(rep_str(r, e->cgroup)));
 		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
-		if (e->parent != NONE)
-			w->parent = col_max(w->parent, strlen(r->strs[e->parent]));
+		if (e->key.parent != NONE)
+			w->parent = col_max(w->parent, strlen(r->strs[e->key.parent]));
 		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm))) + 8);
 		if (f->sym != NONE) {
 			w->sym = col_max(w->sym, rep_sym_len(r, f) + 4);
@@ -345,7 +345,7 @@ static void key_cell(const struct report *r, const struct entry *e, enum report_
 		break;
 	case REPORT_SORT_PARENT:
 		snprintf(cell, sz, "%-*s", (int)w->parent,
-			 e->parent != NONE ? r->strs[e->parent] : "[other]");
+			 e->key.parent != NONE ? r->strs[e->key.parent] : "[other]");
 		break;
 	case REPORT_SORT_SRCFILE:
 		snprintf(cell, sz, "%-*s", last ? 0 : (int)w->srcfile,

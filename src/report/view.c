@@ -93,7 +93,6 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		e->comm = cx->comm;
 		e->cgroup = cx->cgroup;
 		e->unit = cx->unit;
-		e->parent = cx->parent;
 		e->pid = cx->pid;
 		e->tid = cx->tid;
 		e->cpu = cx->cpu;
@@ -132,7 +131,7 @@ static bool cnode_eq(const void *c, uint32_t id, const void *key)
 
 /* Append a chain of n frames (display order, frames[i * step] from base) to e's call tree. */
 static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int n, int step,
-			uint64_t period, uint64_t count)
+			const struct rec *rc)
 {
 	/* an empty chain adds nothing, not even to the root's total (perf's callchain_append) */
 	if (!n)
@@ -140,8 +139,8 @@ static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int
 	if (e->croot == NONE && cnode_new(v, NONE, NONE, &e->croot) < 0)
 		return -ENOMEM;
 	uint32_t cur = e->croot;
-	v->cnodes[cur].cumul += period;
-	v->cnodes[cur].cumul_n += count;
+	v->cnodes[cur].cumul += rc->period;
+	v->cnodes[cur].cumul_n += rc->count;
 	for (int i = 0; i < n; i++) {
 		uint32_t k[2] = { cur, v->r->frames[fr[i * step]].graph };
 		uint32_t h = rep_hash_words(k, 2);
@@ -155,11 +154,11 @@ static int chain_append(struct view *v, struct entry *e, const uint32_t *fr, int
 			rep_htab_set(&v->cnode_ht, sl, h, id);
 		}
 		cur = sl->id1 - 1;
-		v->cnodes[cur].cumul += period;
-		v->cnodes[cur].cumul_n += count;
+		v->cnodes[cur].cumul += rc->period;
+		v->cnodes[cur].cumul_n += rc->count;
 	}
-	v->cnodes[cur].hit += period;
-	v->cnodes[cur].hit_n += count;
+	v->cnodes[cur].hit += rc->period;
+	v->cnodes[cur].hit_n += rc->count;
 	return 0;
 }
 
@@ -192,8 +191,7 @@ static int view_add_rec(struct view *v, uint32_t ri)
 	if ((uint32_t)n > e->max_depth)
 		e->max_depth = n;
 	if (v->graph) {
-		int err = caller ? chain_append(v, e, f + n - 1, n, -1, rc->period, rc->count)
-				 : chain_append(v, e, f, n, 1, rc->period, rc->count);
+		int err = chain_append(v, e, caller ? f + n - 1 : f, n, caller ? -1 : 1, rc);
 		if (err)
 			return err;
 	}
@@ -216,8 +214,7 @@ static int view_add_rec(struct view *v, uint32_t ri)
 		if ((uint32_t)len > e->max_depth)
 			e->max_depth = len;
 		if (v->graph) {
-			int err = caller ? chain_append(v, e, f + i, len, -1, rc->period, rc->count)
-					 : chain_append(v, e, f + i, len, 1, rc->period, rc->count);
+			int err = chain_append(v, e, f + i, len, caller ? -1 : 1, rc);
 			if (err)
 				return err;
 		}
@@ -272,7 +269,7 @@ int rep_key_sort(const struct report *r, enum report_sort_key k, const struct en
 		break;
 	case REPORT_SORT_PARENT:
 		/* perf's sort__parent_cmp: by name, "[other]" last */
-		d = cmp_str_null_last(rep_str(r, a->parent), rep_str(r, b->parent));
+		d = cmp_str_null_last(rep_str(r, a->key.parent), rep_str(r, b->key.parent));
 		break;
 	case REPORT_SORT_SRCFILE:
 		d = cmp_str_null_last(rep_str(r, a->key.srcfile), rep_str(r, b->key.srcfile));
