@@ -475,6 +475,41 @@ START_TEST(test_srcfile)
 }
 END_TEST
 
+/* What reads more than a sample's own ip: children, a graph, a parent, --ignore-callees. */
+START_TEST(test_needs_callers)
+{
+	struct report_opts o = { .no_children = true, .graph = REPORT_GRAPH_NONE,
+				 .nr_sort_keys = 2,
+				 .sort_keys = { REPORT_SORT_SYM, REPORT_SORT_SRCLINE } };
+	struct report_opts t;
+	char bad[32];
+
+	ck_assert(!report__needs_callers(&o));
+	t = o, t.hierarchy = true, t.show_nr_samples = true;
+	ck_assert(!report__needs_callers(&t));
+	t = o, t.no_children = false;
+	ck_assert(report__needs_callers(&t));
+	t = o, t.graph = REPORT_GRAPH_FOLDED;
+	ck_assert(report__needs_callers(&t));
+	t = o, t.ignore_callees = "^main$";
+	ck_assert(report__needs_callers(&t));
+	t = o, t.parent = "^sys_";
+	ck_assert(report__needs_callers(&t));
+	t = o;
+	ck_assert_int_eq(report__parse_sort("sym,parent", &t), 0);
+	ck_assert(report__needs_callers(&t));
+	t = o;
+	ck_assert_int_eq(report__parse_fields("sym,parent", &t, bad, sizeof(bad)), 0);
+	ck_assert(report__needs_callers(&t));
+	t = o;
+	ck_assert_int_eq(report__parse_fields("sym,overhead_children", &t, bad, sizeof(bad)), 0);
+	ck_assert(report__needs_callers(&t));
+	t = o;
+	ck_assert_int_eq(report__parse_fields("overhead,sym,srcline,sample", &t, bad, sizeof(bad)), 0);
+	ck_assert(!report__needs_callers(&t));
+}
+END_TEST
+
 /* --hierarchy: a level per key, each row the sum of those under it, the largest first. */
 START_TEST(test_hierarchy)
 {
@@ -1135,6 +1170,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_hierarchy);
 	tcase_add_test(tc, test_parent);
 	tcase_add_test(tc, test_srcfile);
+	tcase_add_test(tc, test_needs_callers);
 	tcase_add_test(tc, test_parse_options);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_percent_and_header);

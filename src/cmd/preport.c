@@ -668,6 +668,10 @@ static struct report_session *open_session(const struct cli *c, int *ret_status)
 		.comms = c->comms, .nr_comms = c->nr_comms,
 		.cgroups = c->cgroups, .nr_cgroups = c->nr_cgroups,
 		.prefetch_dwarf = wants_dwarf(&c->ro),
+		/* the folded stacks, the flame graph, pprof and the time views are made of the
+		 * whole chains */
+		.self_only = !report__needs_callers(&c->ro) && !c->folded && !c->flame &&
+			     !c->pprof && !c->off_cpu && !c->wall,
 		.hide_unresolved = c->hide_unresolved,
 		.symfs = c->symfs, .kallsyms = c->kallsyms,
 	};

@@ -125,6 +125,17 @@ bool report__wants_key(const struct report_opts *o, enum report_sort_key k)
 	return false;
 }
 
+bool report__needs_callers(const struct report_opts *o)
+{
+	if (!o->no_children || o->graph != REPORT_GRAPH_NONE || o->ignore_callees || o->parent ||
+	    o->exclude_other || report__wants_key(o, REPORT_SORT_PARENT))
+		return true;
+	for (size_t i = 0; i < o->nr_fields; i++)
+		if (o->fields[i].kind == REPORT_FIELD_CHILDREN)
+			return true;
+	return false;
+}
+
 /* perf's -g print types by name; -1 for another word. */
 static int graph_mode(const char *t)
 {

@@ -215,6 +215,10 @@ int report__parse_fields(const char *list, struct report_opts *opts, char *bad, 
 bool report__wants_key(const struct report_opts *opts, enum report_sort_key k);
 /* ... a -s key (before -F's fields join them). */
 bool report__sorts_by(const struct report_opts *opts, enum report_sort_key k);
+/* Whether a report with opts reads more of a sample than its own ip: a Children column, a
+ * call graph, a parent or --ignore-callees (its table and folded stacks alike). Without,
+ * the samples need not be unwound (report_session_opts.self_only). */
+bool report__needs_callers(const struct report_opts *opts);
 
 /* Parse perf's -g argument: comma-separated "graph"/"none", "caller"/"callee" and a threshold
  * number, any subset in any order. Returns 0 or -EINVAL (opts untouched). */

@@ -195,11 +195,11 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 
 	if (it->side)
 		return;
-	if (it->filtered) {
+	if (it->filtered || s->opts.self_only) {
 		it->nr_frames = 1;
 		it->frames[0] = (struct unwind_frame){ .ip = it->s.ip };
 		/* perf drops a filtered sample with an unknown ip too (not counted) */
-		if (s->opts.hide_unresolved)
+		if (s->opts.hide_unresolved || !it->filtered)
 			unwind_frame__resolve(it->snap, it->s.ip, true, &it->frames[0]);
 		return;
 	}

@@ -64,6 +64,10 @@ struct report_session_opts {
 	/* The sinks ask for inlined frames or source lines: with more than one thread, the DWARF
 	 * of the first files the maps name is opened ahead of the pass, beside their symbols. */
 	bool prefetch_dwarf;
+	/* The sinks read each sample's own ip alone (perf without call chains: no Children, no
+	 * graph, no parent, no --ignore-callees): nothing is unwound, and every sample is delivered
+	 * with one frame, its resolved ip. */
+	bool self_only;
 };
 
 /* One resolved sample, valid during the sink's call only. */
