@@ -124,6 +124,48 @@ START_TEST(test_overlap_replaces_and_splits)
 }
 END_TEST
 
+/* A FORK of a tid seen before makes another thread of that tid (perf's pid column names each
+ * row after its own): each keeps its last name under its serial. */
+START_TEST(test_thread_serials)
+{
+	struct machine *m = new_machine();
+	uint32_t a, a2, b, c, none;
+
+	ck_assert_int_eq(machine__comm(m, 10, 10, "sh", false), 0);
+	ck_assert_int_eq(machine__fork(m, 20, 10, 20, 10), 0);
+	ck_assert_int_eq(machine__comm(m, 20, 20, "aaaaaaaa", true), 0);
+	ck_assert_str_eq(machine__comm_of(m, 20, 20, &a), "aaaaaaaa");
+	ck_assert_uint_ne(a, 0);
+	ck_assert_int_eq(machine__comm(m, 20, 20, "renamed", false), 0);
+	ck_assert_str_eq(machine__comm_of(m, 20, 20, &a2), "renamed");
+	ck_assert_uint_eq(a2, a);       /* a rename or an exec is the same thread */
+	ck_assert_int_eq(machine__exit(m, 20, 20), 0);
+	ck_assert_str_eq(machine__comm_of(m, 20, 20, &a2), "renamed");
+	ck_assert_uint_eq(a2, a);       /* so is a sample after its EXIT */
+	/* the pid reused */
+	ck_assert_int_eq(machine__fork(m, 20, 10, 20, 10), 0);
+	ck_assert_int_eq(machine__comm(m, 20, 20, "bb", true), 0);
+	ck_assert_str_eq(machine__comm_of(m, 20, 20, &b), "bb");
+	ck_assert_uint_ne(b, a);
+	/* and again, as a thread of another process */
+	ck_assert_int_eq(machine__fork(m, 10, 10, 20, 10), 0);
+	ck_assert_str_eq(machine__comm_of(m, 10, 20, &c), "sh");
+	ck_assert_uint_ne(c, b);
+	ck_assert_uint_ne(c, a);
+	ck_assert_int_eq(machine__comm(m, 10, 20, "worker", false), 0);
+	ck_assert_str_eq(machine__thread_comm(m, 20, a), "renamed");
+	ck_assert_str_eq(machine__thread_comm(m, 20, b), "bb");
+	ck_assert_str_eq(machine__thread_comm(m, 20, c), "worker");
+	ck_assert_ptr_null(machine__thread_comm(m, 21, c));
+	ck_assert_ptr_null(machine__thread_comm(m, 20, 0));
+	ck_assert_ptr_null(machine__thread_comm(m, 20, c + 100));
+	/* a tid no record named */
+	ck_assert_ptr_null(machine__comm_of(m, 30, 31, &none));
+	ck_assert_uint_eq(none, 0);
+	machine__free(m);
+}
+END_TEST
+
 START_TEST(test_fork_thread_exec_exit)
 {
 	struct machine *m = new_machine();
@@ -133,10 +175,10 @@ START_TEST(test_fork_thread_exec_exit)
 	ck_assert_int_eq(machine__mmap(m, 100, 0x1000, 0x1000, 0, RX, "/bin/p", NULL, 0), 0);
 	/* A thread shares the process's maps. */
 	ck_assert_int_eq(machine__fork(m, 100, 100, 101, 100), 0);
-	ck_assert_str_eq(machine__comm_of(m, 100, 101), "parent");
+	ck_assert_str_eq(machine__comm_of(m, 100, 101, NULL), "parent");
 	/* A child process starts with a copy. */
 	ck_assert_int_eq(machine__fork(m, 200, 100, 200, 100), 0);
-	ck_assert_str_eq(machine__comm_of(m, 200, 200), "parent");
+	ck_assert_str_eq(machine__comm_of(m, 200, 200, NULL), "parent");
 	parent = machine__snapshot(m, 100);
 	child = machine__snapshot(m, 200);
 	ck_assert_str_eq(name_at(child, 0x1000), "/bin/p");
@@ -167,13 +209,13 @@ START_TEST(test_fork_thread_exec_exit)
 				       "/bin/newprog", NULL, 0), 0);
 	after = machine__snapshot(m, 200);
 	ck_assert_str_eq(name_at(after, 0x6000), "/bin/newprog");
-	ck_assert_str_eq(machine__comm_of(m, 200, 200), "newprog");
+	ck_assert_str_eq(machine__comm_of(m, 200, 200, NULL), "newprog");
 	ck_assert_str_eq(name_at(child, 0x1000), "/bin/p");	/* the old view lives on */
 	map_snapshot__put(after);
 	/* A plain COMM (prctl) renames without touching maps. */
 	ck_assert_int_eq(machine__comm(m, 100, 101, "worker", false), 0);
-	ck_assert_str_eq(machine__comm_of(m, 100, 101), "worker");
-	ck_assert_str_eq(machine__comm_of(m, 100, 100), "parent");
+	ck_assert_str_eq(machine__comm_of(m, 100, 101, NULL), "worker");
+	ck_assert_str_eq(machine__comm_of(m, 100, 100, NULL), "parent");
 	after = machine__snapshot(m, 100);
 	ck_assert_uint_eq(map_snapshot__nr(after), 2);
 	map_snapshot__put(after);
@@ -186,15 +228,15 @@ START_TEST(test_fork_thread_exec_exit)
 	ck_assert_int_eq(machine__exit(m, 100, 100), 0);
 	/* An exited thread keeps its name, as in perf: the kernel samples a task after its
 	 * EXIT record. A new thread with that tid takes the name it is given. */
-	ck_assert_str_eq(machine__comm_of(m, 100, 100), "parent");
-	ck_assert_str_eq(machine__comm_of(m, 100, 101), "worker");
+	ck_assert_str_eq(machine__comm_of(m, 100, 100, NULL), "parent");
+	ck_assert_str_eq(machine__comm_of(m, 100, 101, NULL), "worker");
 	ck_assert_int_eq(machine__comm(m, 100, 101, "again", false), 0);
-	ck_assert_str_eq(machine__comm_of(m, 100, 101), "again");
+	ck_assert_str_eq(machine__comm_of(m, 100, 101, NULL), "again");
 	/* No record names the idle task: perf calls it swapper; a COMM for it still wins. */
-	ck_assert_str_eq(machine__comm_of(m, 0, 0), "swapper");
-	ck_assert_ptr_null(machine__comm_of(m, 0, 7));
+	ck_assert_str_eq(machine__comm_of(m, 0, 0, NULL), "swapper");
+	ck_assert_ptr_null(machine__comm_of(m, 0, 7, NULL));
 	ck_assert_int_eq(machine__comm(m, 0, 0, "idle", false), 0);
-	ck_assert_str_eq(machine__comm_of(m, 0, 0), "idle");
+	ck_assert_str_eq(machine__comm_of(m, 0, 0, NULL), "idle");
 	after = machine__snapshot(m, 100);
 	ck_assert_uint_eq(map_snapshot__nr(after), 0);
 	ck_assert_str_eq(name_at(parent, 0x1000), "/bin/p");
@@ -288,7 +330,7 @@ START_TEST(test_process_records)
 	strcpy((char *)body + 8, "sh");
 	put_rec(buf, PERF_RECORD_COMM, 0, body, 8 + 3);
 	ck_assert_int_eq(machine__process(m, (void *)buf), 0);
-	ck_assert_str_eq(machine__comm_of(m, 50, 50), "sh");
+	ck_assert_str_eq(machine__comm_of(m, 50, 50, NULL), "sh");
 
 	/* MMAP2 with prot and a build id */
 	memset(body, 0, sizeof(body));
@@ -343,13 +385,13 @@ START_TEST(test_process_records)
 	ck_assert_int_eq(machine__process(m, (void *)buf), 0);
 	s = machine__snapshot(m, 51);
 	ck_assert_uint_eq(map_snapshot__nr(s), 2);	/* kept across the exec */
-	ck_assert_str_eq(machine__comm_of(m, 51, 51), "ls");
+	ck_assert_str_eq(machine__comm_of(m, 51, 51, NULL), "ls");
 	map_snapshot__put(s);
 	u32[0] = 50; u32[1] = 1; u32[2] = 50; u32[3] = 1;
 	memcpy(body, u32, 16);
 	put_rec(buf, PERF_RECORD_EXIT, 0, body, 24);
 	ck_assert_int_eq(machine__process(m, (void *)buf), 0);
-	ck_assert_ptr_nonnull(machine__comm_of(m, 50, 50)); /* kept after EXIT, as perf does */
+	ck_assert_ptr_nonnull(machine__comm_of(m, 50, 50, NULL)); /* kept after EXIT, as perf does */
 
 	/* Malformed: names without NUL inside the record, records too short. */
 	memset(body, 'x', sizeof(body));
@@ -529,6 +571,7 @@ Suite *machine_suite(void)
 	tcase_add_test(tc, test_mmap_find_and_order);
 	tcase_add_test(tc, test_overlap_replaces_and_splits);
 	tcase_add_test(tc, test_fork_thread_exec_exit);
+	tcase_add_test(tc, test_thread_serials);
 	tcase_add_test(tc, test_kernel_maps);
 	tcase_add_test(tc, test_new_file_hook);
 	suite_add_tcase(s, tc);

@@ -31,7 +31,8 @@ struct thread {
 	int32_t tid, pid;
 	const char *comm;
 	bool exited; /* kept for its comm: the kernel still samples a task after its EXIT */
-	bool reused; /* a FORK made the tid another thread's at least once */
+	uint32_t serial; /* this thread of the tid (machine__thread_comm): a FORK of a tid seen
+			  * before makes another thread, with a new serial */
 };
 
 struct interned {
@@ -187,6 +188,7 @@ struct machine *machine__new(const struct machine_opts *opts)
 	pthread_mutex_init(&m->kallsyms_lock, NULL);
 	atomic_init(&m->kallsyms_done, false);
 	m->next_gen = 1;
+	m->next_serial = 1;
 	if (table_init(&m->procs, 64) || table_init(&m->threads, 64) ||
 	    table_init(&m->dsos, 64) || table_init(&m->strings, 64) ||
 	    table_init(&m->pending_ids, 16))
@@ -306,6 +308,7 @@ static struct thread *thread_get(struct machine *m, int32_t pid, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->pid = pid;
+	t->serial = m->next_serial++;
 	p->nr_threads++;
 	table_insert(&m->threads, t, hash_int(tid), rehash_thread);
 	return t;
@@ -484,8 +487,20 @@ int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int
 		p->comm = comm;
 		p->nr_threads = 0;
 	}
-	if ((t = thread_find(m, tid)))
-		t->reused = true;       /* a FORK names a new thread: the tid is reused */
+	if ((t = thread_find(m, tid))) {
+		/* a FORK names a new thread: the tid is reused; the old one's last name stays */
+		if (m->nr_retired == m->cap_retired) {
+			size_t cap = m->cap_retired ? 2 * m->cap_retired : 16;
+			struct retired_thread *n = realloc(m->retired, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			m->retired = n;
+			m->cap_retired = cap;
+		}
+		m->retired[m->nr_retired++] = (struct retired_thread){ t->serial, t->comm };
+		t->serial = m->next_serial++;
+	}
 	t = thread_get(m, pid, tid);
 	if (!t)
 		return -ENOMEM;
@@ -515,18 +530,32 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 	return 0;
 }
 
-const char *machine__last_comm(struct machine *m, int32_t tid)
+const char *machine__thread_comm(struct machine *m, int32_t tid, uint32_t serial)
 {
 	struct thread *t = thread_find(m, tid);
+	size_t lo = 0, hi = m->nr_retired;
 
-	return t && !t->reused ? t->comm : NULL;
+	if (t && t->serial == serial)
+		return t->comm;
+	/* retired in the order of their serials */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->retired[mid].serial < serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nr_retired && m->retired[lo].serial == serial ? m->retired[lo].comm : NULL;
 }
 
-const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid)
+const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid, uint32_t *ret_serial)
 {
 	struct thread *t = thread_find(m, tid);
 	struct proc *p;
 
+	if (ret_serial)
+		*ret_serial = t ? t->serial : 0;
 	if (t && t->comm)
 		return t->comm;
 	p = proc_find(m, pid);
@@ -689,6 +718,7 @@ void machine__free(struct machine *m)
 		}
 		free(t->b);
 	}
+	free(m->retired);
 	map_snapshot__put(m->kernel);
 	symtab__free(m->kallsyms_tab);
 	free(m->kallsyms);

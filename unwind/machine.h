@@ -68,12 +68,14 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid);
 
 /* Current command name of thread tid (of its process when the thread is unknown), interned:
  * valid until machine__free. The idle task (pid and tid 0) is "swapper", as perf names it.
- * NULL when neither is known (never an error). */
-const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid);
+ * NULL when neither is known (never an error). *ret_serial (when not NULL): which thread of
+ * the tid this is (a FORK of a tid seen before makes another, as in perf), 0 when no record
+ * named the tid. */
+const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid, uint32_t *ret_serial);
 
-/* Thread tid's name now, NULL when unknown or when the tid was reused (another thread's by a
- * FORK): whose name it is then cannot be told. */
-const char *machine__last_comm(struct machine *m, int32_t tid);
+/* The name thread serial of tid (machine__comm_of's) has now: after the pass, its last in the
+ * recording. NULL when unknown. */
+const char *machine__thread_comm(struct machine *m, int32_t tid, uint32_t serial);
 
 /* A new reference to process pid's current maps (an empty process is created for an unknown
  * pid, so kernel maps still resolve). Returns NULL with errno ENOMEM. */

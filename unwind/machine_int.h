@@ -64,6 +64,13 @@ struct machine {
 	atomic_bool kallsyms_done;
 	struct symtab *kallsyms_tab;
 	uint64_t next_gen;
+	uint32_t next_serial;   /* of the next thread (machine__thread_comm) */
+	/* The threads a FORK of their tid replaced, by serial: their last names */
+	struct retired_thread {
+		uint32_t serial;
+		const char *comm;
+	} *retired;
+	size_t nr_retired, cap_retired;
 	struct map_snapshot *kernel;
 	struct dso *kernel_dso;
 	TABLE(struct proc) procs;

@@ -465,6 +465,7 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 					    location_filtered(rs, s)),
 		.pid = (int32_t)s->raw->pid,
 		.tid = (int32_t)s->raw->tid,
+		.thread = s->thread,
 		.cpu = s->cpu,
 		.period = s->period,
 		.time = s->raw->time,
@@ -512,9 +513,9 @@ static int add_sample(void *ctx, const struct report_session_sample *s)
 	return report__add_sample(rs->reports[s->attr], &sample) < 0 ? -ENOMEM : 0;
 }
 
-static const char *session_comm(void *ctx, int32_t tid)
+static const char *session_comm(void *ctx, int32_t tid, uint32_t thread)
 {
-	return report_session__comm(ctx, tid);
+	return report_session__comm(ctx, tid, thread);
 }
 
 /* After the pass: the threads' last names, for perf's pid column. */

@@ -199,6 +199,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	/* (the thread's filters are the last sample's on this path; the caller's, --dsos and
 	 * --symbols, go by the sample's ip) */
 	if (r->last_ctx != NONE && r->last_pid == s->pid && r->last_tid == s->tid &&
+	    r->last_thread == s->thread &&
 	    r->last_cpu == cpu && r->ctxs[r->last_ctx].leaf_kernel == lk &&
 	    r->ctxs[r->last_ctx].filtered == (s->filtered || r->last_thread_filtered || xo) &&
 	    s->comm && r->last_comm_ptr &&
@@ -223,6 +224,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 		return err;
 	k.pid = s->pid;
 	k.tid = s->tid;
+	k.thread = s->thread;
 	k.cpu = cpu;
 	k.leaf_kernel = lk;
 	bool tf = thread_filtered(&r->opts, s);
@@ -241,6 +243,7 @@ static int ctx_id(struct report *r, const struct report_sample *s, uint32_t *ret
 	r->last_ctx = *ret;
 	r->last_pid = s->pid;
 	r->last_tid = s->tid;
+	r->last_thread = s->thread;
 	r->last_cpu = cpu;
 	r->last_comm_ptr = r->strs[k.comm];
 	r->last_cgroup_ptr = s->cgroup;
@@ -259,24 +262,25 @@ static bool rec_eq(const void *c, uint32_t id, const void *key)
 static bool tidcomm_eq(const void *c, uint32_t id, const void *key)
 {
 	const struct report *r = c;
-	return r->tidcomms[id].tid == *(const int32_t *)key;
+	const uint32_t *k = key;
+	return (uint32_t)r->tidcomms[id].tid == k[0] && r->tidcomms[id].thread == k[1];
 }
 
 /* perf prints a thread's latest comm in the pid column. */
-static int note_tid_comm(struct report *r, int32_t tid, uint32_t comm)
+static int note_tid_comm(struct report *r, int32_t tid, uint32_t thread, uint32_t comm)
 {
-	uint32_t w = (uint32_t)tid;
-	uint32_t h = rep_hash_words(&w, 1);
+	uint32_t k[2] = { (uint32_t)tid, thread };
+	uint32_t h = rep_hash_words(k, 2);
 	if (rep_htab_reserve(&r->tidcomm_ht) < 0)
 		return -ENOMEM;
-	struct slot *sl = rep_htab_probe(&r->tidcomm_ht, h, tidcomm_eq, r, &tid);
+	struct slot *sl = rep_htab_probe(&r->tidcomm_ht, h, tidcomm_eq, r, k);
 	if (sl->id1) {
 		r->tidcomms[sl->id1 - 1].comm = comm;
 		return 0;
 	}
 	if (rep_grow(&r->tidcomms, &r->cap_tidcomms, r->nr_tidcomms, sizeof(*r->tidcomms)) < 0)
 		return -ENOMEM;
-	r->tidcomms[r->nr_tidcomms] = (struct tidcomm){ tid, comm, false };
+	r->tidcomms[r->nr_tidcomms] = (struct tidcomm){ tid, thread, comm, false };
 	rep_htab_set(&r->tidcomm_ht, sl, h, r->nr_tidcomms++);
 	return 0;
 }
@@ -288,11 +292,11 @@ size_t rep_sym_len(const struct report *r, const struct frame *f)
 	return f->inlined ? n - strlen(REP_INLINED_SUFFIX) : n;
 }
 
-int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int32_t tid),
-			void *ctx)
+int report__final_comms(struct report *r,
+			const char *(*comm_of)(void *ctx, int32_t tid, uint32_t thread), void *ctx)
 {
 	for (size_t i = 0; i < r->nr_tidcomms; i++) {
-		const char *c = comm_of(ctx, r->tidcomms[i].tid);
+		const char *c = comm_of(ctx, r->tidcomms[i].tid, r->tidcomms[i].thread);
 		int err = c ? intern(r, c, &r->tidcomms[i].comm) : 0;
 
 		if (err)
@@ -302,21 +306,21 @@ int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int3
 	return 0;
 }
 
-/* tid's entry in tidcomms, NULL when no sample of it came. */
-static const struct tidcomm *tidcomm_of(const struct report *r, int32_t tid)
+/* The row's thread's entry in tidcomms, NULL when no sample of it came. */
+static const struct tidcomm *tidcomm_of(const struct report *r, const struct entry *e)
 {
-	uint32_t w = (uint32_t)tid;
+	uint32_t k[2] = { (uint32_t)e->tid, e->thread };
 	struct slot *sl;
 
 	if (!r->tidcomm_ht.slots)
 		return NULL;
-	sl = rep_htab_probe(&r->tidcomm_ht, rep_hash_words(&w, 1), tidcomm_eq, r, &tid);
+	sl = rep_htab_probe(&r->tidcomm_ht, rep_hash_words(k, 2), tidcomm_eq, r, k);
 	return sl->id1 ? &r->tidcomms[sl->id1 - 1] : NULL;
 }
 
 size_t rep_comm_width(const struct report *r, const struct entry *e)
 {
-	const struct tidcomm *tc = tidcomm_of(r, e->tid);
+	const struct tidcomm *tc = tidcomm_of(r, e);
 	size_t own = strlen(rep_str(r, e->comm));
 
 	if (!tc)
@@ -325,11 +329,11 @@ size_t rep_comm_width(const struct report *r, const struct entry *e)
 	return tc->final || last > own ? last : own;
 }
 
-uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback)
+uint32_t rep_latest_comm(const struct report *r, const struct entry *e)
 {
-	const struct tidcomm *tc = tidcomm_of(r, tid);
+	const struct tidcomm *tc = tidcomm_of(r, e);
 
-	return tc ? tc->comm : fallback;
+	return tc ? tc->comm : e->comm;
 }
 
 static bool in_list(const int32_t *l, size_t n, int32_t v)
@@ -568,7 +572,7 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 		uint32_t comm;
 		int err = intern(r, s->comm ? s->comm : ":-1", &comm);
 
-		return err ? err : note_tid_comm(r, s->tid, comm);
+		return err ? err : note_tid_comm(r, s->tid, s->thread, comm);
 	}
 
 	uint32_t ctx, node = 0, self = NONE;
@@ -593,7 +597,7 @@ int report__add_sample(struct report *r, const struct report_sample *s)
 									 s->frames[0].kernel };
 	}
 	if (!err)
-		err = note_tid_comm(r, s->tid, r->ctxs[ctx].comm);
+		err = note_tid_comm(r, s->tid, s->thread, r->ctxs[ctx].comm);
 	if (err)
 		return err;
 

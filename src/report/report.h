@@ -44,6 +44,8 @@ struct report_sample {
 	bool filtered;      /* excluded by the caller's own filters (the session's --cgroup):
 			     * counted in the totals, never shown, as the opts' filters */
 	int32_t pid, tid;
+	uint32_t thread;  /* which thread of tid (a FORK of a tid seen before makes another):
+			   * report_session_sample.thread; 0 for all: one per tid */
 	int32_t cpu;      /* -1 when the file has no PERF_SAMPLE_CPU */
 	uint64_t period;
 	uint64_t time;    /* unused today; samples must simply arrive in time order */
@@ -234,10 +236,12 @@ struct report *report__new(const struct report_opts *opts);
  * report is unchanged). */
 int report__add_sample(struct report *r, const struct report_sample *s);
 
-/* perf's pid column names a thread by its last name in the recording, which may come after
- * its last sample (a thread renamed, or exec'd, late): each thread's name from comm_of (NULL:
- * keep the one of its last sample). Call after the last sample. Returns 0 or -ENOMEM. */
-int report__final_comms(struct report *r, const char *(*comm_of)(void *ctx, int32_t tid),
+/* perf's pid column names a row after the thread of the sample that made it, by the thread's
+ * last name in the recording, which may come after its last sample (a thread renamed, or
+ * exec'd, late): each thread's name from comm_of (NULL: keep the one of its last sample).
+ * Call after the last sample. Returns 0 or -ENOMEM. */
+int report__final_comms(struct report *r,
+			const char *(*comm_of)(void *ctx, int32_t tid, uint32_t thread),
 			void *ctx);
 
 /* Totals as perf's header shows them: samples and period counted, filtered rows included. */

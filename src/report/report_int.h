@@ -59,6 +59,7 @@ struct ctx {            /* who ran: everything a row key may need besides the fr
 	uint32_t cgroup, unit;  /* interned cgroup path and unit name */
 	uint32_t parent;        /* interned parent symbol (report_sample.parent), NONE: none */
 	int32_t pid, tid, cpu;
+	uint32_t thread;        /* which thread of tid (report_sample.thread) */
 	uint32_t leaf_kernel;   /* the sample's mode (frames[0].kernel) */
 	uint32_t filtered;      /* excluded by --pid/--tid/--comm, or the caller's filters
 				 * (--dsos, --symbols, --cgroup): counted, never shown */
@@ -71,8 +72,9 @@ struct rec {            /* one distinct (stack, context, self frame) with its co
 	uint64_t period, count;
 };
 
-struct tidcomm {
+struct tidcomm {         /* a thread: a tid, and which thread of it */
 	int32_t tid;
+	uint32_t thread;
 	uint32_t comm;
 	bool final;     /* comm is the thread's last name in the recording (report__final_comms) */
 };
@@ -117,6 +119,7 @@ struct report {
 	struct htab ctx_ht;
 	uint32_t last_ctx;
 	int32_t last_pid, last_tid, last_cpu;
+	uint32_t last_thread;
 	const char *last_comm_ptr;
 	const char *last_cgroup_ptr;
 	const char *last_parent_ptr;
@@ -166,6 +169,7 @@ struct entry {
 	uint64_t addr;          /* unresolved: the address shown and sorted on */
 	bool kernel;            /* "[k]": the mode when the row was created */
 	int32_t pid, tid, cpu;  /* of the sample that created the row (perf's he->thread) */
+	uint32_t thread;
 	uint64_t self, children, nr_samples;
 	uint64_t self_sys;      /* of self: samples taken in the kernel (perf's period_sys) */
 	uint32_t max_depth;     /* longest chain appended (perf's callchain->max_depth) */
@@ -218,7 +222,7 @@ int rep_grow(void *arr, size_t *cap, size_t n, size_t sz);
 /* report.c. The interned string of id; NULL for NONE. */
 const char *rep_str(const struct report *r, uint32_t id);
 /* The last comm seen for tid (perf shows a thread by its latest name), else fallback. */
-uint32_t rep_latest_comm(const struct report *r, int32_t tid, uint32_t fallback);
+uint32_t rep_latest_comm(const struct report *r, const struct entry *e);
 /* The width perf gives row e's comm: its thread's last name's; the row's own name's too when
  * that last name is not known for sure (then no cell is cut). */
 size_t rep_comm_width(const struct report *r, const struct entry *e);

@@ -37,6 +37,7 @@ struct item {
 	struct perf_reader_ref *ref; /* keeps the record (s points into it) */
 	struct map_snapshot *snap;
 	const char *comm;
+	uint32_t thread;        /* machine__comm_of's serial */
 	size_t attr;
 	bool filtered;          /* counted, not unwound */
 	const char *cgroup;
@@ -356,6 +357,7 @@ static int deliver_item(struct report_session *s, struct item *it)
 		.attr = it->attr,
 		.raw = &it->s,
 		.comm = it->comm ? it->comm : nocomm,
+		.thread = it->thread,
 		.cgroup = it->cgroup,
 		.cpu = (a->attr.sample_type & PERF_SAMPLE_CPU) ? (int32_t)it->s.cpu : -1,
 		.period = it->s.period ? it->s.period : 1,
@@ -591,8 +593,9 @@ static int on_sample(struct report_session *s, const struct perf_reader_record *
 	/* A thread of tid -1 (sched_switch of a task that has exited, from the pid namespace it
 	 * left) is one no record names: perf makes it a thread of its own, named ":-1", not one of
 	 * the process's threads */
+	it->thread = 0;
 	it->comm = (int32_t)it->s.tid == -1 ? NULL :
-		   machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid);
+		   machine__comm_of(s->m, (int32_t)it->s.pid, (int32_t)it->s.tid, &it->thread);
 	it->cgroup = (perf_reader__attr(s->cur, a)->attr.sample_type & PERF_SAMPLE_CGROUP) ?
 			     cgroup_name(s, it->s.cgroup) : NULL;
 	it->filtered = (o->nr_pids && !in_list(o->pids, o->nr_pids, (int32_t)it->s.pid)) ||
@@ -1240,9 +1243,9 @@ const struct report_session_stats *report_session__stats(struct report_session *
 	return &s->st;
 }
 
-const char *report_session__comm(struct report_session *s, int32_t tid)
+const char *report_session__comm(struct report_session *s, int32_t tid, uint32_t thread)
 {
-	return s->m ? machine__last_comm(s->m, tid) : NULL;
+	return s->m && thread ? machine__thread_comm(s->m, tid, thread) : NULL;
 }
 
 const char *report_session__event_name(struct report_session *s, size_t idx)

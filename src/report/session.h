@@ -75,6 +75,9 @@ struct report_session_sample {
 	size_t attr;                        /* event index in the file */
 	const struct perf_sample *raw;      /* the decoded record */
 	const char *comm;                   /* ":TID" when no COMM named the thread, as perf */
+	uint32_t thread;                    /* which thread of the tid: a FORK of a tid seen
+					     * before makes another, as in perf; 0 when no record
+					     * named the tid (report_session__comm) */
 	const char *cgroup;                 /* the cgroup path (PERF_SAMPLE_CGROUP and the file's
 					     * CGROUP records); "unknown" for an id no record named,
 					     * NULL when the samples carry no cgroup */
@@ -191,10 +194,10 @@ int report_session__count(struct report_session *s);
 /* The counts of the last run or count. Valid until report_session__free. */
 const struct report_session_stats *report_session__stats(struct report_session *s);
 
-/* Thread tid's name as the records read so far leave it (after a run: its last COMM), NULL
- * when none named it or when the tid was reused by another thread (then whose it is cannot be
- * told). Valid until the next run or free. */
-const char *report_session__comm(struct report_session *s, int32_t tid);
+/* The name of thread (report_session_sample.thread) of tid as the records read so far leave
+ * it (after a run: its last COMM), NULL when none named it. Valid until the next run or
+ * free. */
+const char *report_session__comm(struct report_session *s, int32_t tid, uint32_t thread);
 
 /* perf's name of event idx ("cpu-clock", or the EVENT_DESC name). Valid until free. */
 const char *report_session__event_name(struct report_session *s, size_t idx);

@@ -57,7 +57,7 @@ static void compute_widths(const struct view *v, struct widths *w)
 		w->unit = col_max(w->unit, strlen(rep_str(r, e->unit)));
 		if (e->key.parent != NONE)
 			w->parent = col_max(w->parent, strlen(r->strs[e->key.parent]));
-		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e->tid, e->comm))) + 8);
+		w->pid = col_max(w->pid, strlen(rep_str(r, rep_latest_comm(r, e))) + 8);
 		if (f->sym != NONE) {
 			w->sym = col_max(w->sym, rep_sym_len(r, f) + 4);
 		} else {
@@ -328,7 +328,7 @@ static void key_cell(const struct report *r, const struct entry *e, enum report_
 		break;
 	case REPORT_SORT_PID:
 		snprintf(cell, sz, "%7d:%-*s", e->tid, (int)w->pid - 8,
-			 rep_str(r, rep_latest_comm(r, e->tid, e->comm)));
+			 rep_str(r, rep_latest_comm(r, e)));
 		break;
 	case REPORT_SORT_CPU:
 		snprintf(cell, sz, "%*.*d", 3, 3, e->cpu);

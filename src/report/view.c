@@ -95,6 +95,7 @@ static int entry_get(struct view *v, const struct ctx *cx, uint32_t f, bool kern
 		e->unit = cx->unit;
 		e->pid = cx->pid;
 		e->tid = cx->tid;
+		e->thread = cx->thread;
 		e->cpu = cx->cpu;
 		e->stamp = NONE;
 		e->croot = NONE;

@@ -49,10 +49,11 @@ for args in "--sort pid,comm" "--sort comm,pid" "--sort comm" "--sort comm,dso -
 	cmp -s perf.t pre.t || { diff perf.t pre.t >&2; fail "$args: differs from perf's"; }
 	echo "ok: $args: $(grep -c % pre.t) rows as perf prints them"
 done
-# A pid reused by another process with a shorter name: each row keeps its own name whole (whose
-# last name the reused tid's is cannot be told; perf knows: its rows hold their threads).
-# The pid is reused through ns_last_pid; when another process takes it first, that part is
-# not checked.
+# A pid reused by another process with a shorter name: a FORK of a tid seen before makes another
+# thread, as in perf: the pid column names each row after the thread of the sample that made it
+# (by that thread's last name, the rows of both processes under one pid cell when only the pid
+# keys them), and the comm column is as wide as the longest of those names. The pid is reused
+# through ns_last_pid; when another process takes it first, that part is not checked.
 cat > spin.c << 'SRC'
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -77,16 +78,20 @@ SH
 rm -f reused.txt
 perf record -q -e cpu-clock -o reuse.data -- sh reuse.sh > /dev/null 2>&1 || fail "perf record sh reuse.sh failed"
 if [ -s reused.txt ]; then
-	for args in "" "--sort comm" "--sort comm,dso -t ,"; do
+	for args in "" "--sort comm" "--sort comm,dso -t ," "--sort pid" "--sort pid,comm" \
+		"--sort comm,pid" "--sort pid,dso" "--hierarchy -s pid,comm" "-F pid,comm,overhead"; do
 		# shellcheck disable=SC2086
 		perf report -i reuse.data --stdio -g none $args 2> /dev/null | grep -E '^# [A-Z.]|%' |
 			grep -vE '^# (To display|\(Tip)' > perf.t
 		# shellcheck disable=SC2086
 		preport -i reuse.data -g none $args | grep -E '^# [A-Z.]|%' > pre.t
 		grep -q 'aaaaaaaaaaaa' pre.t || { cat pre.t; fail "reused pid, $args: the first process's name is cut"; }
+		case $args in
+		"--sort pid,comm" | "--sort comm,pid" | "-F pid,comm,overhead") grep -qE ':bb( |$)' pre.t || { cat pre.t; fail "reused pid, $args: no row of the second process's thread"; } ;;
+		esac
 		cmp -s perf.t pre.t || { diff perf.t pre.t >&2; fail "reused pid, $args: differs from perf's"; }
 	done
-	echo "ok: a reused pid: its processes' rows keep their names, as perf's"
+	echo "ok: a reused pid: its processes' rows keep their names, its pid cells their threads', as perf's"
 else
 	echo "(the pid was not reused: another process took it; that part not checked)"
 fi
