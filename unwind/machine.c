@@ -530,23 +530,24 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 	return 0;
 }
 
+static int retired_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct retired_thread *)a)->serial;
+	uint32_t y = ((const struct retired_thread *)b)->serial;
+
+	return x < y ? -1 : x > y;
+}
+
 const char *machine__thread_comm(struct machine *m, int32_t tid, uint32_t serial)
 {
 	struct thread *t = thread_find(m, tid);
-	size_t lo = 0, hi = m->nr_retired;
+	struct retired_thread key = { .serial = serial }, *r;
 
 	if (t && t->serial == serial)
 		return t->comm;
 	/* retired in the order of their serials */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->retired[mid].serial < serial)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nr_retired && m->retired[lo].serial == serial ? m->retired[lo].comm : NULL;
+	r = m->nr_retired ? bsearch(&key, m->retired, m->nr_retired, sizeof(key), retired_cmp) : NULL;
+	return r ? r->comm : NULL;
 }
 
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid, uint32_t *ret_serial)
