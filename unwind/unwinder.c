@@ -132,8 +132,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 
 	if (write)
 		return -UNW_EINVAL;
-	/* Hot path first: ~90% of reads are the stack copy (one unsigned compare). */
-	if (off < c->stack_len && c->stack_len - off >= sizeof(*valp)) {
+	/* Hot path first: ~90% of reads are the stack copy (one unsigned compare). perf 6.1 reads
+	 * a word there only when it ends before the copy's last byte (addr + 8 < end): its last
+	 * word is read as any address past the copy (below). */
+	if (off < c->stack_len && c->stack_len - off > sizeof(*valp)) {
 		memcpy(valp, c->stack + off, sizeof(*valp));
 		return 0;
 	}
@@ -149,6 +151,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 						      &avail) &&
 	    avail >= sizeof(*valp) && read_file_word(c->last_elf, off, valp))
 		return 0;
+	/* An address in a map of no file (the [stack] past the copy, which DWARF recordings
+	 * map): perf reads 0 there without an error, and so its unwind goes on to a return
+	 * address of 0, a last frame it shows as [unknown] 0xffffffffffffffff (see
+	 * unwind_dwarf). Do the same. */
+	if (mp && dso__kind(mp->dso) == DSO_ANON) {
+		*valp = 0;
+		return 0;
+	}
 	return -UNW_EINVAL;
 }
 
@@ -459,8 +469,17 @@ static size_t unwind_dwarf(struct unwinder *u, const struct map_snapshot *maps,
 			u->stats.truncated++;
 			break;
 		}
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0)
 			break;
+		/* A return address of 0 (read past the stack copy, see access_mem): perf keeps it,
+		 * as a caller at 0 - 1 in no map, unless a signal frame made it exact (then it
+		 * drops the 0); its next step then fails. */
+		if (!ip) {
+			if (n && !exact)
+				frames[n++] = (struct unwind_frame){ .caller = true, .unwound = true };
+			r = -UNW_EINVAL;        /* stopped early: counted as such */
+			break;
+		}
 		resolve(u, maps, ip, exact, &frames[n]);
 		frames[n++].unwound = true;
 		/* The frame a signal handler returns to was interrupted, not calling. */
