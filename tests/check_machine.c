@@ -157,11 +157,38 @@ START_TEST(test_thread_serials)
 	ck_assert_str_eq(machine__thread_comm(m, 20, b), "bb");
 	ck_assert_str_eq(machine__thread_comm(m, 20, c), "worker");
 	ck_assert_ptr_null(machine__thread_comm(m, 21, c));
-	ck_assert_ptr_null(machine__thread_comm(m, 20, 0));
 	ck_assert_ptr_null(machine__thread_comm(m, 20, c + 100));
-	/* a tid no record named */
+	/* a tid no record named when it was sampled: its first thread, named later (perf made
+	 * the thread at the sample, and the COMM renamed it) */
 	ck_assert_ptr_null(machine__comm_of(m, 30, 31, &none));
 	ck_assert_uint_eq(none, 0);
+	ck_assert_ptr_null(machine__thread_comm(m, 31, 0));
+	ck_assert_int_eq(machine__comm(m, 30, 31, "named-late", false), 0);
+	ck_assert_str_eq(machine__thread_comm(m, 31, 0), "named-late");
+	ck_assert_int_eq(machine__fork(m, 30, 30, 31, 30), 0);
+	ck_assert_int_eq(machine__comm(m, 30, 31, "second", false), 0);
+	ck_assert_str_eq(machine__thread_comm(m, 31, 0), "named-late");
+	/* and for tid 20, whose first thread is a's */
+	ck_assert_str_eq(machine__thread_comm(m, 20, 0), "renamed");
+	machine__free(m);
+
+	/* Threads retired in another order than they were made: tid 100 made first, tid 200
+	 * reused first. */
+	m = new_machine();
+	ck_assert_int_eq(machine__comm(m, 1, 1, "init", false), 0);
+	ck_assert_int_eq(machine__fork(m, 100, 1, 100, 1), 0);
+	ck_assert_int_eq(machine__fork(m, 200, 1, 200, 1), 0);
+	machine__comm_of(m, 100, 100, &a);
+	machine__comm_of(m, 200, 200, &b);
+	ck_assert_int_eq(machine__comm(m, 100, 100, "late100", false), 0);
+	ck_assert_int_eq(machine__comm(m, 200, 200, "late200", false), 0);
+	ck_assert_int_eq(machine__fork(m, 200, 1, 200, 1), 0);
+	ck_assert_int_eq(machine__fork(m, 100, 1, 100, 1), 0);
+	ck_assert_int_eq(machine__fork(m, 300, 1, 300, 1), 0);
+	ck_assert_int_eq(machine__fork(m, 300, 1, 300, 1), 0);
+	ck_assert_str_eq(machine__thread_comm(m, 100, a), "late100");
+	ck_assert_str_eq(machine__thread_comm(m, 200, b), "late200");
+	ck_assert_ptr_null(machine__thread_comm(m, 100, b));
 	machine__free(m);
 }
 END_TEST

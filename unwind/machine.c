@@ -451,6 +451,22 @@ int machine__comm(struct machine *m, int32_t pid, int32_t tid, const char *comm,
 	return 0;
 }
 
+/* Where serial is, or goes, in m->retired. */
+static size_t retired_at(const struct machine *m, uint32_t serial)
+{
+	size_t lo = 0, hi = m->nr_retired;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->retired[mid].serial < serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid)
 {
 	struct thread *parent_t = thread_find(m, ptid);
@@ -498,7 +514,12 @@ int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int
 			m->retired = n;
 			m->cap_retired = cap;
 		}
-		m->retired[m->nr_retired++] = (struct retired_thread){ t->serial, t->comm };
+		size_t at = retired_at(m, t->serial);
+
+		memmove(m->retired + at + 1, m->retired + at,
+			(m->nr_retired - at) * sizeof(*m->retired));
+		m->retired[at] = (struct retired_thread){ t->serial, tid, t->comm };
+		m->nr_retired++;
 		t->serial = m->next_serial++;
 	}
 	t = thread_get(m, pid, tid);
@@ -530,24 +551,24 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 	return 0;
 }
 
-static int retired_cmp(const void *a, const void *b)
-{
-	uint32_t x = ((const struct retired_thread *)a)->serial;
-	uint32_t y = ((const struct retired_thread *)b)->serial;
-
-	return x < y ? -1 : x > y;
-}
-
 const char *machine__thread_comm(struct machine *m, int32_t tid, uint32_t serial)
 {
 	struct thread *t = thread_find(m, tid);
-	struct retired_thread key = { .serial = serial }, *r;
+	size_t at;
 
+	/* A tid no record had named when it was sampled: perf made its thread then, and the
+	 * records that came later (a COMM) are that thread's: the first thread of the tid. */
+	if (!serial) {
+		for (at = 0; at < m->nr_retired; at++)
+			if (m->retired[at].tid == tid)
+				return m->retired[at].comm;
+		return t ? t->comm : NULL;
+	}
 	if (t && t->serial == serial)
 		return t->comm;
-	/* retired in the order of their serials */
-	r = m->nr_retired ? bsearch(&key, m->retired, m->nr_retired, sizeof(key), retired_cmp) : NULL;
-	return r ? r->comm : NULL;
+	at = retired_at(m, serial);
+	return at < m->nr_retired && m->retired[at].serial == serial && m->retired[at].tid == tid ?
+		       m->retired[at].comm : NULL;
 }
 
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid, uint32_t *ret_serial)

@@ -74,7 +74,8 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid);
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid, uint32_t *ret_serial);
 
 /* The name thread serial of tid (machine__comm_of's) has now: after the pass, its last in the
- * recording. NULL when unknown. */
+ * recording; for serial 0 (no record named the tid when it was sampled) the tid's first
+ * thread's, which records named later. NULL when unknown. */
 const char *machine__thread_comm(struct machine *m, int32_t tid, uint32_t serial);
 
 /* A new reference to process pid's current maps (an empty process is created for an unknown

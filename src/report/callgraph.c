@@ -350,6 +350,11 @@ static void print_path(struct gctx *g, uint32_t root, uint32_t c, bool folded, b
 	if (c == root || c == NONE)
 		return;
 	print_path(g, root, v->cnodes[c].parent, folded, first);
+	/* perf's flat and folded chains leave out what its graphs show of a chain deeper than
+	 * the stack copy: the caller at 0xffffffffffffffff (>= PERF_CONTEXT_MAX) */
+	if (v->r->frames[v->cnodes[c].frame].sym == NONE &&
+	    v->r->frames[v->cnodes[c].frame].ip >= PERF_CONTEXT_MAX)
+		return;
 	cell_name(v->r, v->cnodes[c].frame, name, sizeof(name));
 	if (folded)
 		fprintf(g->fp, "%s%s", *first ? "" : ";", name);

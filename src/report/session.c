@@ -215,7 +215,11 @@ static void unwind_item(struct report_session *s, struct unwinder *u, struct ite
 		/* a copy's user frames were unwound from its original's stacks */
 		for (int i = 0; s->chains_unwound && !it->s.stack_size && i < n; i++)
 			it->frames[i].unwound |= !it->frames[i].kernel;
-		if (!it->s.stack_size && off_chain(&it->s) && !it->frames[0].off_chain)
+		/* a DWARF sample's chain starts at its user registers' ip, which is not its own
+		 * when it was taken in the kernel and the kernel part is not recorded
+		 * (--user-callchains) */
+		if (!it->frames[0].off_chain && it->s.ip &&
+		    (it->s.stack_size ? it->frames[0].ip != it->s.ip : off_chain(&it->s)))
 			add_sampled_ip(s, it);
 	}
 }
