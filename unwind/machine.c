@@ -33,6 +33,14 @@ struct thread {
 	bool exited; /* kept for its comm: the kernel still samples a task after its EXIT */
 	uint32_t serial; /* this thread of the tid (machine__thread_comm): a FORK of a tid seen
 			  * before makes another thread, with a new serial */
+	struct old_thread *older; /* the tid's threads before it, the latest first */
+};
+
+/* A thread a FORK of its tid replaced: its last name */
+struct old_thread {
+	struct old_thread *older;
+	uint32_t serial;
+	const char *comm;
 };
 
 struct interned {
@@ -451,22 +459,6 @@ int machine__comm(struct machine *m, int32_t pid, int32_t tid, const char *comm,
 	return 0;
 }
 
-/* Where serial is, or goes, in m->retired. */
-static size_t retired_at(const struct machine *m, uint32_t serial)
-{
-	size_t lo = 0, hi = m->nr_retired;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->retired[mid].serial < serial)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int32_t ptid)
 {
 	struct thread *parent_t = thread_find(m, ptid);
@@ -505,21 +497,12 @@ int machine__fork(struct machine *m, int32_t pid, int32_t ppid, int32_t tid, int
 	}
 	if ((t = thread_find(m, tid))) {
 		/* a FORK names a new thread: the tid is reused; the old one's last name stays */
-		if (m->nr_retired == m->cap_retired) {
-			size_t cap = m->cap_retired ? 2 * m->cap_retired : 16;
-			struct retired_thread *n = realloc(m->retired, cap * sizeof(*n));
+		struct old_thread *o = malloc(sizeof(*o));
 
-			if (!n)
-				return -ENOMEM;
-			m->retired = n;
-			m->cap_retired = cap;
-		}
-		size_t at = retired_at(m, t->serial);
-
-		memmove(m->retired + at + 1, m->retired + at,
-			(m->nr_retired - at) * sizeof(*m->retired));
-		m->retired[at] = (struct retired_thread){ t->serial, tid, t->comm };
-		m->nr_retired++;
+		if (!o)
+			return -ENOMEM;
+		*o = (struct old_thread){ t->older, t->serial, t->comm };
+		t->older = o;
 		t->serial = m->next_serial++;
 	}
 	t = thread_get(m, pid, tid);
@@ -554,21 +537,21 @@ int machine__exit(struct machine *m, int32_t pid, int32_t tid)
 const char *machine__thread_comm(struct machine *m, int32_t tid, uint32_t serial)
 {
 	struct thread *t = thread_find(m, tid);
-	size_t at;
+	const char *first;
 
-	/* A tid no record had named when it was sampled: perf made its thread then, and the
-	 * records that came later (a COMM) are that thread's: the first thread of the tid. */
-	if (!serial) {
-		for (at = 0; at < m->nr_retired; at++)
-			if (m->retired[at].tid == tid)
-				return m->retired[at].comm;
-		return t ? t->comm : NULL;
-	}
-	if (t && t->serial == serial)
+	if (!t)
+		return NULL;
+	if (t->serial == serial)
 		return t->comm;
-	at = retired_at(m, serial);
-	return at < m->nr_retired && m->retired[at].serial == serial && m->retired[at].tid == tid ?
-		       m->retired[at].comm : NULL;
+	/* serial 0, a tid no record had named when it was sampled: perf made its thread then,
+	 * and the records that came later (a COMM) are that thread's: the tid's first one */
+	first = t->comm;
+	for (const struct old_thread *o = t->older; o; o = o->older) {
+		if (o->serial == serial)
+			return o->comm;
+		first = o->comm;
+	}
+	return serial ? NULL : first;
 }
 
 const char *machine__comm_of(struct machine *m, int32_t pid, int32_t tid, uint32_t *ret_serial)
@@ -711,6 +694,12 @@ void machine__free(struct machine *m)
 
 		for (; t; t = next) {
 			next = t->next;
+			while (t->older) {
+				struct old_thread *o = t->older;
+
+				t->older = o->older;
+				free(o);
+			}
 			free(t);
 		}
 	}
@@ -740,7 +729,6 @@ void machine__free(struct machine *m)
 		}
 		free(t->b);
 	}
-	free(m->retired);
 	map_snapshot__put(m->kernel);
 	symtab__free(m->kallsyms_tab);
 	free(m->kallsyms);

@@ -65,14 +65,6 @@ struct machine {
 	struct symtab *kallsyms_tab;
 	uint64_t next_gen;
 	uint32_t next_serial;   /* of the next thread (machine__thread_comm) */
-	/* The threads a FORK of their tid replaced, in the order of their serials (a thread's
-	 * serial is its creation's, not its retirement's): their last names */
-	struct retired_thread {
-		uint32_t serial;
-		int32_t tid;
-		const char *comm;
-	} *retired;
-	size_t nr_retired, cap_retired;
 	struct map_snapshot *kernel;
 	struct dso *kernel_dso;
 	TABLE(struct proc) procs;
