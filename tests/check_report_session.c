@@ -227,6 +227,94 @@ static void teardown(void)
 	rmdir(dir);
 }
 
+/* A side-band record of type with body (len bytes), its sample_id (TID, TIME, CPU) after. */
+static void put_side(struct perf_writer *w, uint32_t type, const void *body, size_t len,
+		     uint32_t pid, uint64_t time)
+{
+	struct { uint32_t pid, tid; uint64_t time; uint32_t cpu, res; } id = { .pid = pid, .tid = pid,
+									  .time = time };
+	struct perf_event_header h = { type, 0, (uint16_t)(sizeof(h) + len + sizeof(id)) };
+	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)body, len }, { &id, sizeof(id) } };
+
+	ck_assert_int_eq(perf_writer__append(w, iov, 3), 0);
+}
+
+static void put_named(struct perf_writer *w, uint32_t pid, const char *comm, uint64_t time)
+{
+	struct { uint32_t pid, tid; char comm[16]; } b = { .pid = pid, .tid = pid };
+
+	snprintf(b.comm, sizeof(b.comm), "%s", comm);
+	put_side(w, PERF_RECORD_COMM, &b, sizeof(b), pid, time);
+}
+
+struct threads_seen {
+	int n;
+	uint32_t thread[4];
+	char comm[4][16];
+};
+
+static int threads_sample(void *ctx, const struct report_session_sample *s)
+{
+	struct threads_seen *ts = ctx;
+
+	ck_assert_int_lt(ts->n, 4);
+	ts->thread[ts->n] = s->thread;
+	snprintf(ts->comm[ts->n++], 16, "%s", s->comm);
+	return 0;
+}
+
+/* Which thread of a tid each sample is, and each thread's last name (perf's pid column): pid
+ * 400 named, sampled, renamed by a FORK of its tid (a new thread), sampled, renamed; pid 300
+ * sampled before any record names it, then named. */
+START_TEST(test_threads)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_type = ST,
+				     .sample_period = 1, .sample_id_all = 1 };
+	struct perf_writer_event ev = { .name = "cpu-clock", .attr = &a };
+	struct perf_writer_opts wo = { .events = &ev, .nr_events = 1 };
+	struct perf_writer *w = perf_writer__open(path_in("s.data"), &wo);
+	struct { uint32_t pid, ppid, tid, ptid; uint64_t time; } fork = { 400, 1, 400, 1, 5 };
+	uint64_t ip = (uint64_t)(uintptr_t)session_test_leaf;
+	struct threads_seen ts = { 0 };
+	struct report_sink sink = { .sample = threads_sample, .ctx = &ts };
+	struct report_session_opts o = { .jobs = 1 };
+	struct report_session *s;
+
+	ck_assert_ptr_nonnull(w);
+	put_named(w, 400, "first", 1);
+	put_sample(w, 400, 2, 0, 1, ip, ip);
+	put_sample(w, 300, 3, 0, 1, ip, ip);
+	put_named(w, 300, "late-named", 4);
+	put_side(w, PERF_RECORD_FORK, &fork, sizeof(fork), 400, 5);
+	put_named(w, 400, "second", 6);
+	put_sample(w, 400, 7, 0, 1, ip, ip);
+	put_named(w, 400, "second-late", 8);
+	ck_assert_int_eq(perf_writer__finalize(w), 0);
+	perf_writer__free(w);
+
+	s = report_session__new(&o);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(report_session__open(s, path_in("s.data")) == 0, "open: %s",
+		      report_session__error(s));
+	ck_assert_int_eq(report_session__add_sink(s, &sink), 0);
+	ck_assert_int_eq(report_session__run(s), 0);
+	ck_assert_int_eq(ts.n, 3);
+	ck_assert_str_eq(ts.comm[0], "first");
+	ck_assert_str_eq(ts.comm[1], ":300");
+	ck_assert_str_eq(ts.comm[2], "second");
+	ck_assert_uint_ne(ts.thread[0], 0);
+	ck_assert_uint_eq(ts.thread[1], 0);
+	ck_assert_uint_ne(ts.thread[2], ts.thread[0]);
+	ck_assert_str_eq(report_session__comm(s, 400, ts.thread[0]), "first");
+	ck_assert_str_eq(report_session__comm(s, 400, ts.thread[2]), "second-late");
+	/* perf made pid 300's thread at its sample: the COMM after named that thread */
+	ck_assert_str_eq(report_session__comm(s, 300, ts.thread[1]), "late-named");
+	ck_assert_ptr_null(report_session__comm(s, 301, 0));
+	report_session__free(s);
+}
+END_TEST
+
 START_TEST(test_order_symbols_counts)
 {
 	struct seen sn = { 0 };
@@ -529,6 +617,7 @@ Suite *report_session_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("time");
 	tcase_add_test(tc, test_time_ranges);
+	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }

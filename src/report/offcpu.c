@@ -42,6 +42,7 @@ struct thr {
 	enum offcpu_state state;
 	struct perf_sample ps;
 	int32_t cpu;
+	uint32_t thread;        /* report_session_sample.thread of the switch-out */
 	const char *cgroup;
 	bool filtered;
 	struct map_snapshot *snap;
@@ -182,6 +183,7 @@ static int hold(struct offcpu *o, struct thr *th, const struct report_session_sa
 	th->frames[0] = (struct unwind_frame){ .sym = &state_syms[th->state], .kernel = true };
 	memcpy(th->frames + 1, ss->frames, ss->nr_frames * sizeof(*ss->frames));
 	th->nr_frames = ss->nr_frames + 1;
+	th->thread = ss->thread;
 	th->ps = *ps;
 	th->ps.callchain = NULL, th->ps.callchain_nr = 0;
 	th->ps.regs = NULL, th->ps.regs_abi = 0;
@@ -241,7 +243,7 @@ static int switch_in(struct offcpu *o, struct report_session *s, struct thr *th,
 	if (th->pending && t >= th->out_time) {
 		struct report_session_sample fw = {
 			.attr = o->out_attr, .raw = &th->ps, .comm = th->t.comm[0] ? th->t.comm : ":unknown",
-.cgroup = th->cgroup,
+			.thread = th->thread, .cgroup = th->cgroup,
 			.cpu = th->cpu, .period = t - th->out_time ? t - th->out_time : 1,
 			.filtered = th->filtered, .maps = th->snap,
 			.nr_frames = th->filtered ? 1 : th->nr_frames, .frames = th->frames,

@@ -1249,7 +1249,7 @@ const struct report_session_stats *report_session__stats(struct report_session *
 
 const char *report_session__comm(struct report_session *s, int32_t tid, uint32_t thread)
 {
-	return s->m && thread ? machine__thread_comm(s->m, tid, thread) : NULL;
+	return s->m ? machine__thread_comm(s->m, tid, thread) : NULL;
 }
 
 const char *report_session__event_name(struct report_session *s, size_t idx)
